@@ -1,0 +1,684 @@
+r"""Linear generative models of next tokens: ridge read-outs analysed with random matrices.
+
+Two models (Seddik 2023), with the corrections of the book's specification:
+
+* **Model 1 (context model).** Contexts :math:`a=1,\dots,c` carry random embeddings
+  :math:`z_a\sim N(0,I_d)`; context :math:`a` is seen with probability :math:`\alpha_a/c`
+  and followed by token :math:`j` with probability :math:`(p_a)_j`. A ridge regression
+  of one-hot next tokens on embeddings predicts :math:`\hat p_a=W^\top z_a`.
+* **Model 2 (Gaussian mixture).** Inputs :math:`x=\mu_a+z`, :math:`z\sim N(0,I_d)`, with
+  :math:`c` fixed and :math:`\|\mu_a\|=O(1)`; the same ridge read-out, now tested on fresh inputs.
+
+Shapes: ``P`` is ``(k, c)`` with **columns** :math:`p_a` (the next-token distributions),
+``M`` is ``(d, c)`` with columns :math:`\mu_a`.
+
+Used in: Chapter 1, "A linear generative model of next tokens" and
+"Generalization in a Gaussian-mixture model".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special
+
+from ._validation import (
+    check_array,
+    check_positive,
+    check_positive_int,
+    check_positive_weights,
+    check_prob_columns,
+)
+from .rmt import ridge_equivalent
+from .utils import ConvergenceError, as_generator, single_threaded_blas
+
+__all__ = [
+    "softmax_distributions",
+    "expected_softmax_sq_norm",
+    "ContextTheory",
+    "context_theory",
+    "context_train_error_uniform",
+    "ContextSimulation",
+    "simulate_context_model",
+    "means_from_gram",
+    "MixtureTheory",
+    "mixture_theory",
+    "MixtureSimulation",
+    "simulate_mixture_model",
+]
+
+
+# ---------------------------------------------------------------------------
+# Next-token distributions
+# ---------------------------------------------------------------------------
+
+
+def softmax_distributions(k, c, rho, rng=None):
+    r"""Draw next-token distributions :math:`p_a=\operatorname{softmax}(G_a/\rho)`.
+
+    Parameters
+    ----------
+    k : int
+        Vocabulary size.
+    c : int
+        Number of contexts.
+    rho : float
+        Temperature :math:`\rho>0` (small :math:`\rho` gives peaked distributions).
+    rng : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    numpy.ndarray, shape (k, c)
+        Column :math:`a` is :math:`p_a`.
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 5, 0.9, rng=0)
+    >>> P.shape, bool(np.allclose(P.sum(axis=0), 1))
+    ((3, 5), True)
+    """
+    k = check_positive_int(k, "k")
+    c = check_positive_int(c, "c")
+    rho = check_positive(rho, "rho")
+    G = as_generator(rng).standard_normal((k, c))
+    return special.softmax(G / rho, axis=0)
+
+
+def expected_softmax_sq_norm(k, rho, n_nodes=40):
+    r""":math:`\bar s=\mathbb E_G\|\operatorname{softmax}(G/\rho)\|^2` for :math:`G\sim N(0,I_k)`.
+
+    Computed by a tensor Gauss-Hermite rule with ``n_nodes`` nodes per axis
+    (cost ``n_nodes**k``, so ``k`` is limited to 6).
+
+    Parameters
+    ----------
+    k : int
+        Vocabulary size, ``1 <= k <= 6``.
+    rho : float
+        Temperature :math:`\rho>0`.
+    n_nodes : int
+        Quadrature nodes per dimension.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(expected_softmax_sq_norm(3, 0.9), 6)
+    0.50361
+    """
+    k = check_positive_int(k, "k")
+    if k > 6:
+        raise ValueError(f"k must be at most 6 for tensor quadrature, got {k}")
+    rho = check_positive(rho, "rho")
+    n_nodes = check_positive_int(n_nodes, "n_nodes")
+    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)  # weight exp(-x^2/2)
+    w = w / np.sqrt(2.0 * np.pi)
+    grids = np.meshgrid(*([x] * k), indexing="ij")
+    G = np.stack([g.ravel() for g in grids], axis=1)
+    W = np.prod(np.meshgrid(*([w] * k), indexing="ij"), axis=0).ravel()
+    p = special.softmax(G / rho, axis=1)
+    return float(np.sum(W * np.sum(p**2, axis=1)))
+
+
+# ---------------------------------------------------------------------------
+# Model 1: context model
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContextTheory:
+    r"""Deterministic predictions of Model 1 (see :func:`context_theory`).
+
+    Attributes
+    ----------
+    delta : float
+        :math:`\delta=\frac1c\operatorname{Tr}\bar Q`.
+    alpha, beta, kappa : float
+        :math:`\alpha=\frac1c\sum_a\frac{\alpha_a}{1+\alpha_a\delta}`,
+        :math:`\beta=\frac1c\sum_a(\frac{\alpha_a}{1+\alpha_a\delta})^2`,
+        :math:`\kappa=\eta/(\alpha+\gamma)^2`.
+    tau : float
+        :math:`\frac1c\operatorname{Tr}\mathbb EQ^2=\kappa/(1-\kappa\beta)=-d\delta/d\gamma`.
+    D : numpy.ndarray, shape (c,)
+        Shrinkage factors :math:`D_a=\alpha_a\delta/(1+\alpha_a\delta)`.
+    m : numpy.ndarray, shape (k, c)
+        Predicted means :math:`\mathbb E\hat p_a=D_ap_a` (columns).
+    Sigma : numpy.ndarray, shape (c, k, k)
+        Second moments :math:`\Sigma_a` of the empirical next-token frequencies.
+    C : numpy.ndarray, shape (c, k, k)
+        Second moments :math:`C_a=\mathbb E\hat p_a\hat p_a^\top`.
+    train_error : float
+        :math:`\frac1c\sum_a\mathbb E\|\hat p_a-p_a\|^2`.
+    """
+
+    delta: float
+    alpha: float
+    beta: float
+    kappa: float
+    tau: float
+    D: np.ndarray
+    m: np.ndarray
+    Sigma: np.ndarray
+    C: np.ndarray
+    train_error: float
+
+    @property
+    def cov(self):
+        r"""Covariances :math:`C_a-m_am_a^\top`, shape ``(c, k, k)``."""
+        return self.C - np.einsum("ia,ja->aij", self.m, self.m)
+
+
+def _solve_context_delta(weights, eta, gamma, tol, max_iter):
+    def f(delta):
+        alpha = np.mean(weights / (1.0 + weights * delta))
+        return delta - eta / (alpha + gamma)
+
+    hi = eta / gamma
+    if f(hi) == 0.0:
+        return hi
+    root, info = optimize.brentq(
+        f, 0.0, hi, xtol=tol, rtol=4 * np.finfo(float).eps, maxiter=max_iter,
+        full_output=True, disp=False,
+    )
+    if not info.converged:
+        raise ConvergenceError(f"context_theory: delta did not converge in max_iter={max_iter}")
+    return root
+
+
+def context_theory(P, weights, d, n, gamma, tol=1e-13, max_iter=200):
+    r"""Deterministic predictions of Model 1, conditional on the next-token distributions.
+
+    With :math:`\eta=d/c`, :math:`\delta` solves :math:`\delta=\eta/(\alpha(\delta)+\gamma)`
+    with :math:`\alpha(\delta)=\frac1c\sum_a\alpha_a/(1+\alpha_a\delta)`, and
+
+    .. math::
+        \mathbb E\hat p_a=D_ap_a,\qquad
+        C_a=D_a^2\Sigma_a+\frac{\kappa}{(1-\kappa\beta)(1+\alpha_a\delta)^2}
+        \frac1c\sum_b\Big(\frac{\alpha_b}{1+\alpha_b\delta}\Big)^2\Sigma_b,
+
+    .. math::
+        \Sigma_a=\frac{c}{\alpha_an}\operatorname{Diag}(p_a)+\Big(1-\frac{c}{\alpha_an}\Big)p_ap_a^\top,\qquad
+        \mathcal E_{\rm train}=\frac1c\operatorname{Tr}[P(I-2D)P^\top]+\frac1c\sum_a\operatorname{Tr}C_a.
+
+    Parameters
+    ----------
+    P : array_like, shape (k, c)
+        Columns are the next-token distributions :math:`p_a`.
+    weights : array_like, shape (c,)
+        Context weights :math:`\alpha_a>0` with mean one (context :math:`a` has
+        probability :math:`\alpha_a/c`).
+    d : int
+        Embedding dimension.
+    n : int
+        Number of training samples.
+    gamma : float
+        Ridge :math:`\gamma>0`.
+    tol, max_iter
+        Tolerance and iteration cap of the root finder for :math:`\delta`.
+
+    Returns
+    -------
+    ContextTheory
+
+    Examples
+    --------
+    >>> P = np.full((3, 81), 1 / 3)
+    >>> th = context_theory(P, np.ones(81), d=81, n=5000, gamma=1.0)
+    >>> round(th.delta, 6), round(float(th.D[0]), 6)
+    (0.618034, 0.381966)
+    """
+    P = check_prob_columns(P, "P")
+    k, c = P.shape
+    weights = check_positive_weights(weights, "weights", size=c, mean_one=True)
+    d = check_positive_int(d, "d")
+    n = check_positive_int(n, "n")
+    gamma = check_positive(gamma, "gamma")
+    tol = check_positive(tol, "tol")
+    max_iter = check_positive_int(max_iter, "max_iter")
+
+    eta = d / c
+    delta = _solve_context_delta(weights, eta, gamma, tol, max_iter)
+    u = weights / (1.0 + weights * delta)  # alpha_a / (1 + alpha_a delta)
+    alpha = float(np.mean(u))
+    beta = float(np.mean(u**2))
+    kappa = eta / (alpha + gamma) ** 2
+    if kappa * beta >= 1.0:  # pragma: no cover - excluded by the fixed point
+        raise ConvergenceError("context_theory: kappa*beta >= 1, no valid solution")
+    tau = kappa / (1.0 - kappa * beta)
+    D = weights * delta / (1.0 + weights * delta)
+    m = P * D[None, :]
+
+    f = c / (weights * n)  # c / (alpha_a n)
+    outer = np.einsum("ia,ja->aij", P, P)
+    Sigma = f[:, None, None] * np.einsum("ia,ij->aij", P, np.eye(k)) + (1.0 - f)[:, None, None] * outer
+    Sigma_w = np.mean(u[:, None, None] ** 2 * Sigma, axis=0)
+    cross = kappa / ((1.0 - kappa * beta) * (1.0 + weights * delta) ** 2)
+    C = D[:, None, None] ** 2 * Sigma + cross[:, None, None] * Sigma_w[None, :, :]
+
+    train = float(
+        np.sum(P**2 * (1.0 - 2.0 * D)[None, :]) / c + np.trace(C, axis1=1, axis2=2).mean()
+    )
+    return ContextTheory(
+        delta=float(delta), alpha=alpha, beta=beta, kappa=float(kappa), tau=float(tau),
+        D=D, m=m, Sigma=Sigma, C=C, train_error=train,
+    )
+
+
+def context_train_error_uniform(s, d, c, n, gamma):
+    r"""Model-1 training error for uniform weights, as a function of :math:`s=\frac1c\sum_a\|p_a\|^2`.
+
+    .. math::
+        \mathcal E_{\rm train}=(1-2D)s+\Big[D^2+\frac{\kappa\beta}{(1-\kappa\beta)(1+\delta)^2}\Big]
+        \Big(\frac cn+\Big(1-\frac cn\Big)s\Big),
+
+    with :math:`D=\delta/(1+\delta)`, :math:`\beta=(1+\delta)^{-2}`, :math:`\eta=d/c`.
+    Passing :math:`\bar s` (:func:`expected_softmax_sq_norm`) gives the error averaged over the logits.
+
+    Parameters
+    ----------
+    s : float
+        Mean squared norm of the next-token distributions, in :math:`(0, 1]`.
+    d, c, n : int
+        Dimension, number of contexts, number of samples.
+    gamma : float or array_like
+        Ridge :math:`\gamma>0`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(float(context_train_error_uniform(0.50361, 81, 81, 5000, 0.1)), 6)
+    0.083603
+    """
+    s = check_positive(s, "s")
+    if s > 1.0:
+        raise ValueError(f"s must lie in (0, 1], got {s}")
+    d = check_positive_int(d, "d")
+    c = check_positive_int(c, "c")
+    n = check_positive_int(n, "n")
+    gamma = check_array(gamma, "gamma", positive=True)
+    eq = ridge_equivalent(d / c, gamma)
+    delta = np.asarray(eq.delta)
+    D = delta / (1.0 + delta)
+    beta = (1.0 + delta) ** -2
+    kappa = (d / c) / (1.0 / (1.0 + delta) + gamma) ** 2
+    kb = kappa * beta
+    err = (1.0 - 2.0 * D) * s + (D**2 + kb / ((1.0 - kb) * (1.0 + delta) ** 2)) * (
+        c / n + (1.0 - c / n) * s
+    )
+    return float(err) if np.ndim(err) == 0 else err
+
+
+@dataclass(frozen=True)
+class ContextSimulation:
+    r"""Monte Carlo estimates for Model 1 (see :func:`simulate_context_model`).
+
+    Every array has a leading axis over the ridge grid ``gamma``.
+
+    Attributes
+    ----------
+    gamma : numpy.ndarray, shape (g,)
+    n_eff : int
+        Number of samples actually used (``sum(counts)``; equals ``n`` for multinomial counts).
+    m : numpy.ndarray, shape (g, k, c)
+        Mean of :math:`\hat p_a` over trials.
+    C : numpy.ndarray, shape (g, c, k, k)
+        Mean of :math:`\hat p_a\hat p_a^\top` over trials.
+    train_error : numpy.ndarray, shape (g, n_trials)
+        :math:`\frac1c\sum_a\|\hat p_a-p_a\|^2` per trial.
+    delta : numpy.ndarray, shape (g, n_trials)
+        :math:`\frac1c\operatorname{Tr}Q` per trial (estimates :math:`\delta`).
+    """
+
+    gamma: np.ndarray
+    n_eff: int
+    m: np.ndarray
+    C: np.ndarray
+    train_error: np.ndarray
+    delta: np.ndarray
+
+    @property
+    def train_error_mean(self):
+        """Mean training error per ridge value."""
+        return self.train_error.mean(axis=1)
+
+    @property
+    def train_error_se(self):
+        """Standard error of :attr:`train_error_mean`."""
+        t = self.train_error.shape[1]
+        return self.train_error.std(axis=1, ddof=1) / np.sqrt(t) if t > 1 else np.full(len(self.gamma), np.nan)
+
+
+def simulate_context_model(
+    P, weights, d, n, gamma, n_trials, rng=None, counts="multinomial", keep_second_moment=True
+):
+    r"""Monte Carlo of Model 1 without ever forming the :math:`n\times d` data matrix.
+
+    Each trial draws :math:`Z\in\mathbb R^{d\times c}` with iid :math:`N(0,1)` entries,
+    context counts :math:`n_a`, next-token counts :math:`N_{a\cdot}\sim\mathrm{Mult}(n_a,p_a)`,
+    and computes :math:`\hat P^\top=Z^\top QZN/n` with
+    :math:`Q=(Z\operatorname{diag}(n_a/n)Z^\top+\gamma I)^{-1}` from one eigendecomposition,
+    reused for every ridge value.
+
+    Parameters
+    ----------
+    P : array_like, shape (k, c)
+        Next-token distributions (columns), held fixed across trials.
+    weights : array_like, shape (c,)
+        Context weights with mean one.
+    d : int
+        Embedding dimension.
+    n : int
+        Number of samples.
+    gamma : float or array_like
+        Ridge value(s).
+    n_trials : int
+        Number of independent trials.
+    rng : int, numpy.random.Generator or None
+    counts : {"multinomial", "fixed"}
+        ``"multinomial"`` draws :math:`(n_a)\sim\mathrm{Mult}(n,\alpha/c)`; ``"fixed"``
+        uses :math:`n_a=\operatorname{round}(\alpha_an/c)` (then ``n_eff = sum(n_a)``).
+    keep_second_moment : bool
+        Accumulate :math:`\hat p_a\hat p_a^\top` (costs ``c*k*k`` per ridge value).
+
+    Returns
+    -------
+    ContextSimulation
+    """
+    P = check_prob_columns(P, "P")
+    k, c = P.shape
+    weights = check_positive_weights(weights, "weights", size=c, mean_one=True)
+    d = check_positive_int(d, "d")
+    n = check_positive_int(n, "n")
+    gammas = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
+    n_trials = check_positive_int(n_trials, "n_trials")
+    if counts not in ("multinomial", "fixed"):
+        raise ValueError(f"counts must be 'multinomial' or 'fixed', got {counts!r}")
+    rng = as_generator(rng)
+
+    if counts == "fixed":
+        fixed = np.rint(weights * n / c).astype(int)
+        if np.any(fixed < 1):
+            raise ValueError("n is too small: some context would have no sample")
+        n_eff = int(fixed.sum())
+    else:
+        n_eff = n
+    g = len(gammas)
+    m_sum = np.zeros((g, c, k))
+    C_sum = np.zeros((g, c, k, k)) if keep_second_moment else None
+    errs = np.empty((g, n_trials))
+    deltas = np.empty((g, n_trials))
+    with single_threaded_blas():
+        for t in range(n_trials):
+            Z = rng.standard_normal((d, c))
+            n_a = fixed if counts == "fixed" else rng.multinomial(n, weights / c)
+            N = rng.multinomial(n_a, P.T)  # (c, k) next-token counts
+            lam, U = np.linalg.eigh((Z * (n_a / n_eff)) @ Z.T)
+            B = U.T @ Z  # (d, c)
+            BN = B @ N / n_eff  # (d, k)
+            for i, gm in enumerate(gammas):
+                Phat = B.T @ (BN / (lam + gm)[:, None])  # (c, k), row a is p_hat_a
+                m_sum[i] += Phat
+                if keep_second_moment:
+                    C_sum[i] += Phat[:, :, None] * Phat[:, None, :]
+                errs[i, t] = np.sum((Phat - P.T) ** 2) / c
+                deltas[i, t] = np.sum(1.0 / (lam + gm)) / c
+    m = np.transpose(m_sum / n_trials, (0, 2, 1))
+    C = C_sum / n_trials if keep_second_moment else None
+    return ContextSimulation(gammas, n_eff, m, C, errs, deltas)
+
+
+# ---------------------------------------------------------------------------
+# Model 2: Gaussian mixture
+# ---------------------------------------------------------------------------
+
+
+def means_from_gram(gram, d, rng=None):
+    r"""Build means :math:`M=U\operatorname{chol}(\mathcal G)^\top` with Gram matrix :math:`M^\top M=\mathcal G`.
+
+    Parameters
+    ----------
+    gram : array_like, shape (c, c)
+        Symmetric positive-definite Gram matrix :math:`\mathcal G`.
+    d : int
+        Dimension, ``d >= c``.
+    rng : int, numpy.random.Generator or None
+        Randomness of the orthonormal frame :math:`U`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, c)
+    """
+    gram = check_array(gram, "gram", ndim=2)
+    c = gram.shape[0]
+    if gram.shape != (c, c) or not np.allclose(gram, gram.T):
+        raise ValueError("gram must be a symmetric square matrix")
+    d = check_positive_int(d, "d")
+    if d < c:
+        raise ValueError(f"d must be at least the number of means c={c}, got {d}")
+    try:
+        L = np.linalg.cholesky(gram)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError("gram must be positive definite") from exc
+    U, _ = np.linalg.qr(as_generator(rng).standard_normal((d, c)))
+    return U @ L.T
+
+
+@dataclass(frozen=True)
+class MixtureTheory:
+    r"""Deterministic predictions of Model 2 (see :func:`mixture_theory`).
+
+    Attributes
+    ----------
+    delta, zeta, tau, kappa : float
+        Scalars of the noise resolvent (:func:`seqrmt.rmt.ridge_equivalent` with :math:`\eta=d/n`).
+    R : numpy.ndarray, shape (c, c)
+        :math:`R=(\zeta(1+\delta)\Pi^{-1}+\mathcal G)^{-1}`.
+    P_hat : numpy.ndarray, shape (k, c)
+        Predicted means :math:`PR\mathcal G` (column :math:`a` for context :math:`a`).
+    h : float
+        :math:`\frac1{n^2}\operatorname{Tr}(YX^\top QXY^\top)`.
+    w_norm2 : float
+        :math:`\|W\|_F^2`.
+    test_error : float
+        :math:`\sum_a\pi_a\mathbb E\|W^\top x-p_a\|^2` for fresh :math:`x=\mu_a+z`.
+    test_error_onehot : float
+        Same error against a fresh one-hot label.
+    train_error : float
+        :math:`\frac1n\|Y-W^\top X\|_F^2`.
+    """
+
+    delta: float
+    zeta: float
+    tau: float
+    kappa: float
+    R: np.ndarray
+    P_hat: np.ndarray
+    h: float
+    w_norm2: float
+    test_error: float
+    test_error_onehot: float
+    train_error: float
+
+
+def mixture_theory(M, pi, P, n, gamma):
+    r"""Deterministic predictions of Model 2: ridge on a Gaussian mixture :math:`x=\mu_a+z`.
+
+    With :math:`\eta=d/n`, :math:`\delta,\zeta,\tau` of :func:`seqrmt.rmt.ridge_equivalent`,
+    :math:`\mathcal G=M^\top M`, :math:`\Pi=\operatorname{diag}(\pi)`:
+
+    .. math::
+        R=(\zeta(1+\delta)\Pi^{-1}+\mathcal G)^{-1},\quad \hat P=PR\mathcal G,\quad
+        T=\operatorname{Tr}(PR\mathcal G\Pi P^\top),\quad h=\frac{\delta+T}{1+\delta},
+
+    .. math::
+        \|W\|_F^2=\frac{\tau(1-T)}{(1+\delta)^2}+\frac{s'\operatorname{Tr}(PR\Pi^{-1}R\mathcal G\Pi P^\top)}{1+\delta},
+        \quad s'=\Big(1+\frac{\tau}{(1+\delta)^2}\Big)(1+\delta)-\zeta\tau,
+
+    .. math::
+        \mathcal E_{\rm test}=\sum_a\pi_a\|\hat Pe_a-p_a\|^2+\|W\|_F^2,\qquad
+        \mathcal E_{\rm train}=1-h-\gamma\|W\|_F^2.
+
+    Parameters
+    ----------
+    M : array_like, shape (d, c)
+        Class means (columns); only :math:`\mathcal G=M^\top M` matters.
+    pi : array_like, shape (c,)
+        Context probabilities (positive, summing to one).
+    P : array_like, shape (k, c)
+        Next-token distributions (columns).
+    n : int
+        Number of training samples.
+    gamma : float
+        Ridge :math:`\gamma>0`.
+
+    Returns
+    -------
+    MixtureTheory
+    """
+    M = check_array(M, "M", ndim=2)
+    d, c = M.shape
+    pi = check_positive_weights(pi, "pi", size=c, sum_one=True)
+    P = check_prob_columns(P, "P")
+    if P.shape[1] != c:
+        raise ValueError(f"P must have c={c} columns to match M, got shape {P.shape}")
+    n = check_positive_int(n, "n")
+    gamma = check_positive(gamma, "gamma")
+
+    eq = ridge_equivalent(d / n, gamma)
+    delta, zeta, tau, kappa = eq.delta, eq.zeta, eq.tau, eq.kappa
+    G = M.T @ M
+    R = np.linalg.inv(zeta * (1.0 + delta) * np.diag(1.0 / pi) + G)
+    R = 0.5 * (R + R.T)
+    P_hat = P @ R @ G
+    T = float(np.trace(P @ R @ G @ np.diag(pi) @ P.T))
+    h = (delta + T) / (1.0 + delta)
+    s_prime = (1.0 + tau / (1.0 + delta) ** 2) * (1.0 + delta) - zeta * tau
+    T2 = float(np.trace(P @ R @ np.diag(1.0 / pi) @ R @ G @ np.diag(pi) @ P.T))
+    w_norm2 = tau * (1.0 - T) / (1.0 + delta) ** 2 + s_prime * T2 / (1.0 + delta)
+    bias = float(np.sum(pi * np.sum((P_hat - P) ** 2, axis=0)))
+    test = bias + w_norm2
+    onehot = test + float(np.sum(pi * (1.0 - np.sum(P**2, axis=0))))
+    train = 1.0 - h - gamma * w_norm2
+    return MixtureTheory(
+        delta=delta, zeta=zeta, tau=tau, kappa=kappa, R=R, P_hat=P_hat, h=float(h),
+        w_norm2=float(w_norm2), test_error=test, test_error_onehot=onehot, train_error=float(train),
+    )
+
+
+@dataclass(frozen=True)
+class MixtureSimulation:
+    r"""Monte Carlo estimates for Model 2 (see :func:`simulate_mixture_model`).
+
+    Arrays have shape ``(g, n_trials)`` with ``g`` ridge values.
+
+    Attributes
+    ----------
+    gamma : numpy.ndarray
+    test_error : numpy.ndarray
+        Exact expectation over a fresh input of :math:`\sum_a\pi_a\|W^\top x-p_a\|^2`.
+    train_error : numpy.ndarray
+        :math:`\frac1n\|Y-W^\top X\|_F^2`.
+    w_norm2 : numpy.ndarray
+        :math:`\|W\|_F^2`.
+    """
+
+    gamma: np.ndarray
+    test_error: np.ndarray
+    train_error: np.ndarray
+    w_norm2: np.ndarray
+
+    @staticmethod
+    def _se(a):
+        return a.std(axis=1, ddof=1) / np.sqrt(a.shape[1]) if a.shape[1] > 1 else np.full(a.shape[0], np.nan)
+
+    @property
+    def test_error_mean(self):
+        """Mean test error per ridge value."""
+        return self.test_error.mean(axis=1)
+
+    @property
+    def test_error_se(self):
+        """Standard error of :attr:`test_error_mean`."""
+        return self._se(self.test_error)
+
+    @property
+    def train_error_mean(self):
+        """Mean training error per ridge value."""
+        return self.train_error.mean(axis=1)
+
+    @property
+    def train_error_se(self):
+        """Standard error of :attr:`train_error_mean`."""
+        return self._se(self.train_error)
+
+
+def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None):
+    r"""Monte Carlo of Model 2: ridge regression of one-hot tokens on :math:`x_i=\mu_{a_i}+z_i`.
+
+    Each trial draws contexts :math:`a_i\sim\pi`, fresh noise, one-hot labels
+    :math:`y_i\sim\mathrm{Cat}(p_{a_i})`, fits :math:`W=\frac1nQXY^\top` for every ridge value
+    (one eigendecomposition of :math:`\frac1nXX^\top` per trial) and evaluates the test
+    error exactly over a fresh input, :math:`\sum_a\pi_a\|W^\top\mu_a-p_a\|^2+\|W\|_F^2`.
+
+    Parameters
+    ----------
+    M : array_like, shape (d, c)
+        Class means (columns).
+    pi : array_like, shape (c,)
+        Context probabilities.
+    P : array_like, shape (k, c)
+        Next-token distributions (columns).
+    n : int
+        Number of training samples.
+    gamma : float or array_like
+        Ridge value(s).
+    n_trials : int
+        Number of independent trials.
+    rng : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    MixtureSimulation
+    """
+    M = check_array(M, "M", ndim=2)
+    d, c = M.shape
+    pi = check_positive_weights(pi, "pi", size=c, sum_one=True)
+    P = check_prob_columns(P, "P")
+    if P.shape[1] != c:
+        raise ValueError(f"P must have c={c} columns to match M, got shape {P.shape}")
+    k = P.shape[0]
+    n = check_positive_int(n, "n")
+    gammas = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
+    n_trials = check_positive_int(n_trials, "n_trials")
+    rng = as_generator(rng)
+    cum = np.cumsum(P, axis=0)
+    g = len(gammas)
+    test = np.empty((g, n_trials))
+    train = np.empty((g, n_trials))
+    wn = np.empty((g, n_trials))
+    with single_threaded_blas():
+        for t in range(n_trials):
+            a = rng.choice(c, size=n, p=pi)
+            X = M[:, a] + rng.standard_normal((d, n))
+            u = rng.random(n)
+            tokens = np.minimum((u[None, :] > cum[:, a]).sum(axis=0), k - 1)
+            XY = np.zeros((d, k))
+            np.add.at(XY.T, tokens, X.T)  # X Y^T, (d, k)
+            lam, U = np.linalg.eigh(X @ X.T / n)
+            UXY = U.T @ XY / n  # (d, k)
+            UM = U.T @ M  # (d, c)
+            for i, gm in enumerate(gammas):
+                Wr = UXY / (lam + gm)[:, None]  # W in the eigenbasis, (d, k)
+                w2 = float(np.sum(Wr**2))
+                pred = Wr.T @ UM  # (k, c) = W^T mu_a
+                test[i, t] = float(np.sum(pi * np.sum((pred - P) ** 2, axis=0))) + w2
+                # (1/n)||Y - W^T X||^2 = 1 - 2 tr(W^T X Y^T)/n + tr(W^T X X^T W)/n
+                train[i, t] = 1.0 - 2.0 * float(np.sum(Wr * UXY)) + float(np.sum(lam[:, None] * Wr**2))
+                wn[i, t] = w2
+    return MixtureSimulation(gammas, test, train, wn)

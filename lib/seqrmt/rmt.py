@@ -1,0 +1,683 @@
+r"""Classical random-matrix laws and deterministic equivalents.
+
+Conventions
+-----------
+* The **Stieltjes transform** of a probability measure :math:`\mu` is
+  :math:`g_\mu(w)=\int \frac{d\mu(\lambda)}{\lambda-w}` for :math:`w\in\mathbb C^+`;
+  the inversion formula reads :math:`\mu(dx)=\lim_{\varepsilon\downarrow 0}\frac1\pi\Im g_\mu(x+i\varepsilon)\,dx`.
+* **Marchenko-Pastur**: the limiting law of the eigenvalues of :math:`\frac1n XX^\top` for
+  :math:`X\in\mathbb R^{d\times n}` with iid entries of variance ``var`` and ``ratio`` :math:`=d/n`.
+* **Deterministic equivalent** of the ridge resolvent
+  :math:`Q(z)=(\frac1n XX^\top+zI_d)^{-1}` with columns :math:`x_i\sim N(0,\Sigma)`:
+  :math:`\bar Q(z)=(\Sigma/(1+\delta)+zI_d)^{-1}` with :math:`\delta=\frac1n\operatorname{Tr}\Sigma\bar Q`.
+
+Used in: Chapter 1 (sample covariance, deterministic equivalents, both ridge models),
+and by every later chapter that compares a spectrum with a law.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import integrate, optimize
+
+from ._validation import (
+    check_array,
+    check_positive,
+    check_positive_int,
+)
+from .utils import ConvergenceError, as_generator
+
+__all__ = [
+    "mp_edges",
+    "mp_atom",
+    "mp_density",
+    "mp_cdf",
+    "mp_stieltjes",
+    "semicircle_edges",
+    "semicircle_density",
+    "semicircle_stieltjes",
+    "stieltjes_inversion",
+    "empirical_stieltjes",
+    "sample_covariance_eigs",
+    "solve_delta",
+    "deterministic_equivalent_stieltjes",
+    "ridge_delta",
+    "ridge_tau",
+    "RidgeEquivalent",
+    "ridge_equivalent",
+    "trace_lemma_gap",
+]
+
+
+# ---------------------------------------------------------------------------
+# Marchenko-Pastur
+# ---------------------------------------------------------------------------
+
+
+def mp_edges(ratio, var=1.0):
+    r"""Edges :math:`\lambda_\pm=\sigma^2(1\pm\sqrt{c})^2` of the Marchenko-Pastur bulk.
+
+    Parameters
+    ----------
+    ratio : float
+        :math:`c=d/n>0`.
+    var : float
+        Entry variance :math:`\sigma^2>0`.
+
+    Returns
+    -------
+    tuple of float
+        ``(lambda_minus, lambda_plus)``.
+
+    Examples
+    --------
+    >>> mp_edges(1.0)
+    (0.0, 4.0)
+    """
+    c = check_positive(ratio, "ratio")
+    s2 = check_positive(var, "var")
+    r = np.sqrt(c)
+    return (s2 * (1.0 - r) ** 2, s2 * (1.0 + r) ** 2)
+
+
+def mp_atom(ratio):
+    r"""Mass :math:`\max(0, 1-1/c)` of the Marchenko-Pastur atom at zero.
+
+    Examples
+    --------
+    >>> mp_atom(2.0)
+    0.5
+    """
+    c = check_positive(ratio, "ratio")
+    return max(0.0, 1.0 - 1.0 / c)
+
+
+def mp_density(x, ratio, var=1.0):
+    r"""Absolutely continuous part of the Marchenko-Pastur law.
+
+    .. math::
+        f(x)=\frac{\sqrt{(\lambda_+-x)(x-\lambda_-)}}{2\pi\sigma^2 c\,x}
+        \quad\text{on } [\lambda_-,\lambda_+],
+
+    which integrates to :math:`\min(1, 1/c)`; for :math:`c>1` the missing mass
+    :math:`1-1/c` is the atom at zero (:func:`mp_atom`).
+
+    Parameters
+    ----------
+    x : array_like
+        Points at which to evaluate the density.
+    ratio : float
+        :math:`c=d/n>0`.
+    var : float
+        Entry variance :math:`\sigma^2>0`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Density values, zero outside the support.
+
+    Examples
+    --------
+    >>> float(np.round(mp_density(1.0, 1.0), 6))  # sqrt(3)/(2 pi)
+    0.275664
+    """
+    lo, hi = mp_edges(ratio, var)
+    x = check_array(x, "x")
+    out = np.zeros_like(x)
+    inside = (x > lo) & (x < hi) & (x > 0)
+    xi = x[inside]
+    out[inside] = np.sqrt((hi - xi) * (xi - lo)) / (2.0 * np.pi * var * ratio * xi)
+    return out
+
+
+def mp_cdf(x, ratio, var=1.0):
+    r"""Cumulative distribution function of the Marchenko-Pastur law, atom included.
+
+    Computed by quadrature after the substitution
+    :math:`x=m+h\cos\theta` (:math:`m, h` the centre and half-width of the bulk),
+    which removes the square-root singularities at the edges.
+
+    Parameters
+    ----------
+    x : array_like
+        Points at which to evaluate the CDF.
+    ratio, var : float
+        As in :func:`mp_density`.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> float(mp_cdf(5.0, 1.0))
+    1.0
+    """
+    lo, hi = mp_edges(ratio, var)
+    x = check_array(x, "x")
+    atom = mp_atom(ratio)
+    m, h = 0.5 * (lo + hi), 0.5 * (hi - lo)
+
+    def integrand(theta):
+        t = m + h * np.cos(theta)
+        return (h * np.sin(theta)) ** 2 / (2.0 * np.pi * var * ratio * t)
+
+    out = np.empty_like(x)
+    for idx, xv in np.ndenumerate(x):
+        cdf = atom if xv >= 0 else 0.0
+        if xv >= hi:
+            cdf += min(1.0, 1.0 / ratio)
+        elif xv > lo:
+            theta0 = np.arccos(np.clip((xv - m) / h, -1.0, 1.0))
+            cdf += integrate.quad(integrand, theta0, np.pi, epsabs=1e-12, epsrel=1e-10)[0]
+        out[idx] = cdf
+    return out
+
+
+def _check_upper_or_off_support(w, name="z"):
+    w = check_array(w, name, allow_complex=True).astype(complex)
+    return w
+
+
+def mp_stieltjes(z, ratio, var=1.0):
+    r"""Stieltjes transform :math:`g(z)=\int\frac{\mu(d\lambda)}{\lambda-z}` of the Marchenko-Pastur law.
+
+    For :math:`\sigma^2=1` it solves :math:`c z g^2-(1-c-z)g+1=0`; the branch is
+    the one with :math:`g(z)\sim-1/z` at infinity, which is the root with
+    :math:`\Im g>0` in the upper half-plane. It is written as
+
+    .. math::
+        g(z)=\frac{1-c-z+\sqrt{z-\lambda_-}\,\sqrt{z-\lambda_+}}{2cz},
+
+    with principal square roots, which is analytic off :math:`[\lambda_-,\lambda_+]\cup\{0\}`.
+    The atom at zero (:math:`c>1`) is included.
+
+    Parameters
+    ----------
+    z : array_like of complex
+        Points off the support (typically :math:`\Im z>0`, or real outside the bulk).
+    ratio, var : float
+        As in :func:`mp_density`.
+
+    Returns
+    -------
+    numpy.ndarray of complex
+
+    Examples
+    --------
+    >>> g = mp_stieltjes(-1.0, 0.5)
+    >>> bool(abs(0.5 * -1.0 * g**2 - (1 - 0.5 + 1.0) * g + 1) < 1e-12)
+    True
+    """
+    c = check_positive(ratio, "ratio")
+    s2 = check_positive(var, "var")
+    z = _check_upper_or_off_support(z)
+    if np.any(z == 0):
+        raise ValueError("z must be non-zero")
+    u = z / s2
+    lo, hi = mp_edges(c)
+    g = (1.0 - c - u + np.sqrt(u - lo) * np.sqrt(u - hi)) / (2.0 * c * u)
+    return g / s2
+
+
+# ---------------------------------------------------------------------------
+# Semicircle
+# ---------------------------------------------------------------------------
+
+
+def semicircle_edges(var=1.0):
+    r"""Edges :math:`\pm 2\sigma` of the semicircle law of variance :math:`\sigma^2`."""
+    s = np.sqrt(check_positive(var, "var"))
+    return (-2.0 * s, 2.0 * s)
+
+
+def semicircle_density(x, var=1.0):
+    r"""Wigner semicircle density :math:`\frac{\sqrt{4\sigma^2-x^2}}{2\pi\sigma^2}`.
+
+    It is the limiting eigenvalue law of :math:`W/\sqrt{n}` for a symmetric
+    :math:`W` with iid off-diagonal entries of variance :math:`\sigma^2`.
+
+    Examples
+    --------
+    >>> float(np.round(semicircle_density(0.0), 6))  # 1/pi
+    0.31831
+    """
+    s2 = check_positive(var, "var")
+    x = check_array(x, "x")
+    return np.sqrt(np.clip(4.0 * s2 - x**2, 0.0, None)) / (2.0 * np.pi * s2)
+
+
+def semicircle_stieltjes(z, var=1.0):
+    r"""Stieltjes transform :math:`g(z)=\frac{-z+\sqrt{z-2\sigma}\sqrt{z+2\sigma}}{2\sigma^2}`.
+
+    It solves :math:`\sigma^2 g^2+zg+1=0` with :math:`g\sim-1/z` at infinity.
+    """
+    s2 = check_positive(var, "var")
+    z = _check_upper_or_off_support(z)
+    s = np.sqrt(s2)
+    return (-z + np.sqrt(z - 2.0 * s) * np.sqrt(z + 2.0 * s)) / (2.0 * s2)
+
+
+# ---------------------------------------------------------------------------
+# Stieltjes tools
+# ---------------------------------------------------------------------------
+
+
+def stieltjes_inversion(stieltjes, x, eps=1e-6):
+    r"""Recover a density from its Stieltjes transform: :math:`\frac1\pi\Im g(x+i\varepsilon)`.
+
+    Parameters
+    ----------
+    stieltjes : callable
+        Maps an array of complex points to the Stieltjes transform there.
+    x : array_like
+        Real points.
+    eps : float
+        Distance :math:`\varepsilon>0` above the real axis. The result is the
+        density convolved with a Cauchy kernel of width ``eps``.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> x = np.array([1.0])
+    >>> f = stieltjes_inversion(lambda z: mp_stieltjes(z, 1.0), x, eps=1e-9)
+    >>> bool(abs(f[0] - mp_density(x, 1.0)[0]) < 1e-6)
+    True
+    """
+    if not callable(stieltjes):
+        raise ValueError("stieltjes must be callable")
+    x = check_array(x, "x")
+    eps = check_positive(eps, "eps")
+    return np.asarray(stieltjes(x + 1j * eps)).imag / np.pi
+
+
+def empirical_stieltjes(eigs, z):
+    r"""Stieltjes transform :math:`\frac1p\sum_j (\lambda_j-z)^{-1}` of an empirical spectrum.
+
+    Parameters
+    ----------
+    eigs : array_like
+        Eigenvalues :math:`\lambda_1,\dots,\lambda_p`.
+    z : array_like of complex
+        Evaluation points.
+
+    Returns
+    -------
+    numpy.ndarray of complex
+        Same shape as ``z``.
+    """
+    eigs = check_array(eigs, "eigs", ndim=1)
+    z = check_array(z, "z", allow_complex=True).astype(complex)
+    return np.mean(1.0 / (eigs[:, None] - z.ravel()[None, :]), axis=0).reshape(z.shape)
+
+
+def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None):
+    r"""Eigenvalues of a sample covariance :math:`\frac1n XX^\top`, :math:`X\in\mathbb R^{d\times n}`.
+
+    Parameters
+    ----------
+    d, n : int
+        Dimension and number of samples.
+    rng : int, numpy.random.Generator or None
+        Randomness.
+    var : float
+        Variance of the iid Gaussian entries (ignored if ``population_eigs`` is given).
+    population_eigs : array_like, optional
+        Eigenvalues of a diagonal population covariance :math:`\Sigma`, shape ``(d,)``;
+        columns are then :math:`x_i\sim N(0,\Sigma)`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``d`` eigenvalues in ascending order.
+    """
+    d = check_positive_int(d, "d")
+    n = check_positive_int(n, "n")
+    var = check_positive(var, "var")
+    rng = as_generator(rng)
+    if population_eigs is None:
+        scale = np.full(d, np.sqrt(var))
+    else:
+        s = check_array(population_eigs, "population_eigs", shape=(d,))
+        if np.any(s < 0):
+            raise ValueError("population_eigs must be non-negative")
+        scale = np.sqrt(s)
+    X = scale[:, None] * rng.standard_normal((d, n))
+    # eigenvalues of X X^T / n: use the smaller Gram matrix when n < d
+    if n < d:
+        nz = np.linalg.eigvalsh(X.T @ X / n)
+        return np.sort(np.concatenate([np.zeros(d - n), np.clip(nz, 0.0, None)]))
+    return np.clip(np.linalg.eigvalsh(X @ X.T / n), 0.0, None)
+
+
+# ---------------------------------------------------------------------------
+# Deterministic equivalents
+# ---------------------------------------------------------------------------
+
+
+def _atoms(population_eigs):
+    """Compress a population spectrum to its distinct values and their counts."""
+    s = check_array(population_eigs, "population_eigs", ndim=1)
+    if np.any(s < 0):
+        raise ValueError("population_eigs must be non-negative")
+    vals, counts = np.unique(s, return_counts=True)
+    return vals, counts.astype(float)
+
+
+def solve_delta(population_eigs, n, z, tol=1e-12, max_iter=200):
+    r"""Solve the deterministic-equivalent fixed point for :math:`\delta(z)`, :math:`z>0`.
+
+    .. math::
+        \delta=\frac1n\sum_{i=1}^d\frac{s_i}{s_i/(1+\delta)+z},
+
+    where :math:`s_i` are the eigenvalues of the population covariance
+    :math:`\Sigma`. Then :math:`\bar Q(z)=(\Sigma/(1+\delta)+zI)^{-1}` is a
+    deterministic equivalent of :math:`Q(z)=(\frac1nXX^\top+zI)^{-1}`.
+
+    The right-hand side is increasing in :math:`\delta` and bounded by
+    :math:`\delta_{\max}=\frac1n\sum_i s_i/z`, so the unique root lies in
+    :math:`(0,\delta_{\max}]` and is found by Brent's method.
+
+    Parameters
+    ----------
+    population_eigs : array_like
+        Eigenvalues :math:`s_i\ge 0` of :math:`\Sigma` (length ``d``).
+    n : int
+        Number of samples.
+    z : float or array_like
+        Ridge parameter(s) :math:`z>0`.
+    tol : float
+        Absolute tolerance on :math:`\delta`.
+    max_iter : int
+        Maximum number of Brent iterations.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        :math:`\delta(z)`, with the shape of ``z``.
+
+    Raises
+    ------
+    ConvergenceError
+        If Brent's method does not converge within ``max_iter`` iterations.
+
+    Examples
+    --------
+    >>> round(float(solve_delta(np.ones(400), 800, 0.1)), 5)  # = ridge_delta(0.5, 0.1)
+    0.74166
+    """
+    vals, counts = _atoms(population_eigs)
+    n = check_positive_int(n, "n")
+    tol = check_positive(tol, "tol")
+    max_iter = check_positive_int(max_iter, "max_iter")
+    z_arr = check_array(z, "z", positive=True)
+    w = counts / n
+
+    def f(delta, zz):
+        return delta - np.sum(w * vals / (vals / (1.0 + delta) + zz))
+
+    out = np.empty_like(z_arr)
+    for idx, zz in np.ndenumerate(z_arr):
+        hi = float(np.sum(w * vals)) / zz
+        if hi == 0.0:
+            out[idx] = 0.0
+            continue
+        try:
+            root, info = optimize.brentq(
+                f, 0.0, hi, args=(zz,), xtol=tol, rtol=4 * np.finfo(float).eps,
+                maxiter=max_iter, full_output=True, disp=False,
+            )
+        except ValueError as exc:  # pragma: no cover - bracket is valid by construction
+            raise ConvergenceError(f"solve_delta: no sign change for z={zz}") from exc
+        if not info.converged:
+            raise ConvergenceError(
+                f"solve_delta did not converge for z={zz} in max_iter={max_iter} iterations"
+            )
+        out[idx] = root
+    return float(out) if out.ndim == 0 else out
+
+
+def deterministic_equivalent_stieltjes(
+    population_eigs, n, w, tol=1e-10, max_iter=500, n_continuation=24
+):
+    r"""Stieltjes transform of the limiting spectrum of :math:`\frac1n XX^\top`, :math:`x_i\sim N(0,\Sigma)`.
+
+    With :math:`z=-w` the deterministic equivalent gives
+    :math:`g(w)=\frac1d\operatorname{Tr}\bar Q(-w)=\frac1d\sum_i\big(s_i/(1+\delta)-w\big)^{-1}`,
+    where :math:`\delta` solves the fixed point of :func:`solve_delta` at the complex point
+    :math:`z=-w`. The equation is solved by Newton's method along a homotopy in
+    :math:`\Im w` (from far above the axis down to the requested points), which
+    keeps every iterate on the physical branch :math:`\Im\delta>0`.
+
+    Parameters
+    ----------
+    population_eigs : array_like
+        Eigenvalues of :math:`\Sigma` (length ``d``).
+    n : int
+        Number of samples.
+    w : array_like of complex
+        Points with :math:`\Im w>0`.
+    tol : float
+        Tolerance on :math:`|\Delta\delta|` at the final homotopy level.
+    max_iter : int
+        Maximum Newton steps per homotopy level.
+    n_continuation : int
+        Number of homotopy levels.
+
+    Returns
+    -------
+    numpy.ndarray of complex
+        :math:`g(w)`; the limiting density is ``g.imag / pi`` (see :func:`stieltjes_inversion`).
+
+    Raises
+    ------
+    ConvergenceError
+        If Newton's method fails to reach ``tol``.
+    """
+    vals, counts = _atoms(population_eigs)
+    n = check_positive_int(n, "n")
+    tol = check_positive(tol, "tol")
+    max_iter = check_positive_int(max_iter, "max_iter")
+    n_continuation = check_positive_int(n_continuation, "n_continuation")
+    w = check_array(w, "w", allow_complex=True).astype(complex)
+    if np.any(w.imag <= 0):
+        raise ValueError("w must lie in the upper half-plane (Im w > 0)")
+    d = counts.sum()
+    wt = counts / n
+    shape = w.shape
+    w = w.ravel()
+    top = 10.0 * max(float(np.max(vals)), 1e-12) * (1.0 + d / n)
+    target = w.imag
+    # imaginary parts of the homotopy: from `top` down to each point's own Im w
+    ratio = (min(float(target.min()), top) / top) ** (1.0 / max(n_continuation - 1, 1))
+    delta = None
+    for k in range(n_continuation):
+        final = k == n_continuation - 1
+        ww = w if final else w.real + 1j * np.maximum(target, top * ratio**k)
+        if delta is None:
+            # far from the axis delta ~ (1/n) sum_i s_i / (-w)
+            delta = np.sum(wt * vals) / (-ww)
+        for _ in range(max_iter):
+            den = vals[None, :] / (1.0 + delta[:, None]) - ww[:, None]
+            F = np.sum(wt * vals / den, axis=1)
+            dF = np.sum(wt * vals**2 / (1.0 + delta[:, None]) ** 2 / den**2, axis=1)
+            step = (delta - F) / (1.0 - dF)
+            new = delta - step
+            # stay on the physical branch: fall back to a fixed-point step there
+            bad = new.imag < 0
+            if np.any(bad):
+                new[bad] = 0.5 * (delta[bad] + F[bad])
+            delta = new
+            if np.max(np.abs(step)) <= (tol if final else 1e-6) * (1.0 + np.max(np.abs(delta))):
+                break
+        else:
+            if final:
+                raise ConvergenceError(
+                    "deterministic_equivalent_stieltjes: Newton did not converge "
+                    f"in max_iter={max_iter} steps"
+                )
+    den = vals[None, :] / (1.0 + delta[:, None]) - w[:, None]
+    g = np.sum(counts / d / den, axis=1)
+    return g.reshape(shape)
+
+
+def _ridge_delta_core(eta, gamma, disc_coef):
+    b = eta - gamma - 1.0
+    root = np.sqrt(b * b + disc_coef)
+    # two algebraically equal forms; pick the one without cancellation
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pos = (b + root) / (2.0 * gamma)
+        neg = 2.0 * (disc_coef / (4.0 * gamma)) / (root - b)
+    return np.where(b >= 0, pos, neg)
+
+
+def ridge_delta(eta, gamma, variant="corrected"):
+    r"""Closed form of :math:`\delta` for :math:`\Sigma=I`.
+
+    .. math::
+        \delta=\frac{\eta-\gamma-1+\sqrt{(\eta-\gamma-1)^2+4\gamma\eta}}{2\gamma},
+
+    the positive root of :math:`\gamma\delta^2-(\eta-\gamma-1)\delta-\eta=0`, i.e. of
+    :math:`\delta=\eta/\zeta` with :math:`\zeta=\gamma+1/(1+\delta)`.
+
+    Parameters
+    ----------
+    eta : float or array_like
+        :math:`\eta=d/n>0` (Model 2) or :math:`d/c` (Model 1).
+    gamma : float or array_like
+        Ridge :math:`\gamma>0`.
+    variant : {"corrected", "talk"}
+        ``"talk"`` reproduces the talk's typo, a discriminant :math:`4\gamma` instead of
+        :math:`4\gamma\eta`; it is correct only at :math:`\eta=1` and is provided for
+        the side-by-side comparison of Chapter 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(float(ridge_delta(0.5, 0.1)), 5)
+    0.74166
+    >>> round(float(ridge_delta(0.5, 0.1, variant="talk")), 5)
+    1.3589
+    """
+    eta_a = check_array(eta, "eta", positive=True)
+    gamma_a = check_array(gamma, "gamma", positive=True)
+    if variant == "corrected":
+        disc = 4.0 * gamma_a * eta_a
+    elif variant == "talk":
+        disc = 4.0 * gamma_a * np.ones_like(eta_a)
+        # the "talk" form is (b + sqrt(b^2 + 4 gamma)) / (2 gamma): evaluate directly
+        b = eta_a - gamma_a - 1.0
+        out = (b + np.sqrt(b * b + disc)) / (2.0 * gamma_a)
+        return float(out) if np.ndim(out) == 0 else out
+    else:
+        raise ValueError(f"variant must be 'corrected' or 'talk', got {variant!r}")
+    out = _ridge_delta_core(eta_a, gamma_a, disc)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def ridge_tau(eta, gamma):
+    r""":math:`\tau=\frac1n\operatorname{Tr}\mathbb E[Q^2]=-\frac{d\delta}{d\gamma}` for :math:`\Sigma=I`.
+
+    .. math::
+        \tau=\frac{\eta(1+\delta)^2}{\zeta^2(1+\delta)^2-\eta},\qquad \zeta=\gamma+\frac1{1+\delta}.
+
+    Examples
+    --------
+    >>> round(float(ridge_tau(0.5, 0.1)), 5)
+    1.72612
+    """
+    eq = ridge_equivalent(eta, gamma)
+    return eq.tau
+
+
+@dataclass(frozen=True)
+class RidgeEquivalent:
+    r"""Deterministic-equivalent scalars of the ridge resolvent for :math:`\Sigma=I`.
+
+    Attributes
+    ----------
+    delta : float or numpy.ndarray
+        :math:`\delta=\frac1n\operatorname{Tr}\bar Q`.
+    zeta : float or numpy.ndarray
+        :math:`\zeta=\gamma+1/(1+\delta)`, so that :math:`\bar Q=I/\zeta`.
+    tau : float or numpy.ndarray
+        :math:`\tau=-d\delta/d\gamma=\frac1n\operatorname{Tr}\mathbb E Q^2`.
+    kappa : float or numpy.ndarray
+        :math:`\kappa=\eta/\zeta^2`.
+    """
+
+    delta: float
+    zeta: float
+    tau: float
+    kappa: float
+
+
+def ridge_equivalent(eta, gamma):
+    r"""Return :math:`\delta,\zeta,\tau,\kappa` of the :math:`\Sigma=I` ridge resolvent.
+
+    Parameters
+    ----------
+    eta : float or array_like
+        :math:`\eta=d/n>0`.
+    gamma : float or array_like
+        Ridge :math:`\gamma>0`.
+
+    Returns
+    -------
+    RidgeEquivalent
+
+    Examples
+    --------
+    >>> eq = ridge_equivalent(1.5, 0.5)
+    >>> round(eq.delta, 5), round(eq.tau, 5)
+    (1.73205, 2.73205)
+    """
+    delta = ridge_delta(eta, gamma)
+    eta_a = np.asarray(eta, dtype=float)
+    gamma_a = np.asarray(gamma, dtype=float)
+    zeta = gamma_a + 1.0 / (1.0 + delta)
+    tau = eta_a * (1.0 + delta) ** 2 / (zeta**2 * (1.0 + delta) ** 2 - eta_a)
+    kappa = eta_a / zeta**2
+
+    def out(v):
+        return float(v) if np.ndim(v) == 0 else v
+
+    return RidgeEquivalent(out(delta), out(zeta), out(tau), out(kappa))
+
+
+def trace_lemma_gap(A, n_trials, rng=None):
+    r"""Monte Carlo of the trace lemma: :math:`\frac1d x^\top Ax-\frac1d\operatorname{Tr}A`.
+
+    For :math:`x\sim N(0,I_d)` independent of a deterministic :math:`A`, the gap has
+    mean zero and standard deviation :math:`\sqrt{2\operatorname{Tr}(A_s^2)}/d` with
+    :math:`A_s=(A+A^\top)/2`, i.e. :math:`O(d^{-1/2})` when :math:`\|A\|` is bounded.
+
+    Parameters
+    ----------
+    A : array_like, shape (d, d)
+        Deterministic matrix.
+    n_trials : int
+        Number of independent draws of :math:`x`.
+    rng : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_trials,)
+    """
+    A = check_array(A, "A", ndim=2)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square, got shape {A.shape}")
+    n_trials = check_positive_int(n_trials, "n_trials")
+    rng = as_generator(rng)
+    d = A.shape[0]
+    x = rng.standard_normal((n_trials, d))
+    quad = np.einsum("ti,ij,tj->t", x, A, x)
+    return (quad - np.trace(A)) / d
