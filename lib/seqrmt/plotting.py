@@ -77,9 +77,8 @@ def hist_vs_density(ax, samples, x, density, bins=50, sim_label="simulation",
     hist_range : tuple, optional
         Range of the histogram.
     atom : tuple (location, mass), optional
-        A point mass of the theoretical law, drawn as a vertical arrow-less stem
-        whose height is annotated. The histogram is normalised over all samples,
-        so the continuous part integrates to ``1 - mass``.
+        A point mass of the theoretical law, drawn as a vertical stem (not to
+        scale) labelled with its mass.
     color : str, optional
         Colour of the theory curve.
 
@@ -95,9 +94,10 @@ def hist_vs_density(ax, samples, x, density, bins=50, sim_label="simulation",
     ax.plot(x, density, color=color or THEORY_COLOR, lw=2, label=theory_label)
     if atom is not None:
         loc, mass = atom
-        ax.annotate(f"atom {mass:.2f}", xy=(loc, 0), xytext=(loc, ax.get_ylim()[1] * 0.6),
-                    ha="left", fontsize=9,
-                    arrowprops=dict(arrowstyle="-", color=color or THEORY_COLOR, lw=2))
+        top = ax.get_ylim()[1]
+        ax.vlines(loc, 0, 0.8 * top, color=color or THEORY_COLOR, lw=3)
+        ax.plot([loc], [0.8 * top], "^", color=color or THEORY_COLOR, ms=8)
+        ax.annotate(f" atom {mass:.2f}", xy=(loc, 0.8 * top), ha="left", va="center", fontsize=9)
     ax.legend()
     return ax
 
