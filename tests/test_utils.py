@@ -1,0 +1,84 @@
+"""Tests of seqrmt.utils and seqrmt.plotting."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from seqrmt import plotting, utils  # noqa: E402
+
+
+def test_as_generator():
+    g = np.random.default_rng(0)
+    assert utils.as_generator(g) is g
+    a, b = utils.as_generator(5), utils.as_generator(5)
+    assert a.standard_normal() == b.standard_normal()
+    assert isinstance(utils.as_generator(None), np.random.Generator)
+    with pytest.raises(ValueError, match="rng"):
+        utils.as_generator("seed")
+    with pytest.raises(ValueError, match="rng"):
+        utils.as_generator(-1)
+
+
+def test_scale_and_preset(monkeypatch):
+    monkeypatch.delenv("SEQRMT_SCALE", raising=False)
+    assert utils.scale() == "book" and utils.preset(book=1, paper=2) == 1
+    monkeypatch.setenv("SEQRMT_SCALE", "paper")
+    assert utils.scale() == "paper" and utils.preset(book=1, paper=2) == 2
+    monkeypatch.setenv("SEQRMT_SCALE", "huge")
+    with pytest.raises(ValueError, match="SEQRMT_SCALE"):
+        utils.scale()
+
+
+def test_single_threaded_blas_limits_threads():
+    from threadpoolctl import threadpool_info
+
+    with utils.single_threaded_blas():
+        blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        assert all(p["num_threads"] == 1 for p in blas)
+
+
+def test_torch_device():
+    torch = pytest.importorskip("torch")
+    dev = utils.torch_device()
+    assert dev.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert utils.torch_device("cpu").type == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="cuda"):
+            utils.torch_device("cuda")
+    with pytest.raises(ValueError, match="device"):
+        utils.torch_device("not-a-device")
+
+
+def test_loglog_slope():
+    x = np.array([10.0, 100.0, 1000.0])
+    assert utils.loglog_slope(x, 3 * x**-0.5) == pytest.approx(-0.5)
+    with pytest.raises(ValueError, match="y"):
+        utils.loglog_slope(x, [1.0, -1.0, 2.0])
+
+
+def test_plotting_helpers():
+    with plotting.book_style():
+        fig, ax = plt.subplots()
+        assert fig.get_facecolor()[:3] == (1.0, 1.0, 1.0) and fig.get_facecolor()[3] == 1.0
+        x = np.linspace(0, 1, 20)
+        plotting.hist_vs_density(ax, np.random.default_rng(0).uniform(size=100), x, np.ones(20), atom=(0.0, 0.3))
+        assert len(ax.patches) > 0 and len(ax.lines) >= 1
+        plotting.curve_vs_mc(ax, x, x, x[::5], x[::5], 0.1 * np.ones(4))
+        with pytest.raises(ValueError, match="density"):
+            plotting.hist_vs_density(ax, [0.1], x, np.ones(3))
+        with pytest.raises(ValueError, match="y_err"):
+            plotting.curve_vs_mc(ax, x, x, x[::5], x[::5], np.ones(3))
+        plt.close(fig)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import seqrmt
+
+    for mod in (seqrmt.rmt, seqrmt.lgm, seqrmt.utils, seqrmt.plotting):
+        result = doctest.testmod(mod, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, mod.__name__
