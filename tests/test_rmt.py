@@ -156,6 +156,20 @@ def test_solve_delta_matches_closed_form_and_fixed_point():
     assert rmt.solve_delta(s, n, 0.3) == pytest.approx(delta, rel=1e-10)
 
 
+def test_deterministic_equivalent_and_sample_resolvent():
+    rng = np.random.default_rng(9)
+    s = np.r_[np.ones(150), 3 * np.ones(150)]
+    delta, qbar = rmt.deterministic_equivalent(s, 600, 0.5)
+    assert delta == pytest.approx(np.sum(s * qbar) / 600, rel=1e-10)  # delta = (1/n) Tr Sigma Qbar
+    A = 0.5 ** np.abs(np.subtract.outer(np.arange(300), np.arange(300)))  # Toeplitz, ||A|| <= 3
+    vals = [np.trace(A @ rmt.sample_resolvent(300, 600, 0.5, rng, population_eigs=s)) / 300 for _ in range(20)]
+    th = np.mean(np.diag(A) * qbar)
+    assert abs(np.mean(vals) - th) < 5 * np.std(vals, ddof=1) / np.sqrt(20) + 2e-3 * th
+    Q = rmt.sample_resolvent(50, 80, 0.2, rng=1)
+    X = np.random.default_rng(1).standard_normal((50, 80))  # same stream as rng=1
+    np.testing.assert_allclose(Q, np.linalg.inv(X @ X.T / 80 + 0.2 * np.eye(50)), atol=1e-10)
+
+
 def test_solve_delta_raises_on_nonconvergence():
     with pytest.raises(ConvergenceError):
         rmt.solve_delta(np.linspace(0.5, 3, 100), 50, 0.01, tol=1e-15, max_iter=1)
@@ -246,6 +260,9 @@ def test_trace_lemma_gap_std():
         (lambda: rmt.solve_delta([1.0], 10, 0.0), "z"),
         (lambda: rmt.solve_delta([[1.0]], 10, 0.1), "population_eigs"),
         (lambda: rmt.ridge_delta(0.5, 0.0), "gamma"),
+        (lambda: rmt.deterministic_equivalent([1.0, 2.0], 10, -1.0), "z"),
+        (lambda: rmt.sample_resolvent(5, 10, 0.0), "z"),
+        (lambda: rmt.sample_resolvent(5, 10, 1.0, population_eigs=np.ones(4)), "population_eigs"),
         (lambda: rmt.ridge_delta(-0.5, 1.0), "eta"),
         (lambda: rmt.ridge_delta(0.5, 1.0, variant="typo"), "variant"),
         (lambda: rmt.sample_covariance_eigs(0, 10), "d"),

@@ -43,6 +43,8 @@ __all__ = [
     "empirical_stieltjes",
     "sample_covariance_eigs",
     "solve_delta",
+    "deterministic_equivalent",
+    "sample_resolvent",
     "deterministic_equivalent_stieltjes",
     "ridge_delta",
     "ridge_tau",
@@ -459,6 +461,81 @@ def solve_delta(population_eigs, n, z, tol=1e-12, max_iter=200):
             )
         out[idx] = root
     return float(out) if out.ndim == 0 else out
+
+
+def deterministic_equivalent(population_eigs, n, z, tol=1e-12, max_iter=200):
+    r"""Deterministic equivalent :math:`\bar Q(z)=(\Sigma/(1+\delta)+zI)^{-1}` of the ridge resolvent.
+
+    For a diagonal :math:`\Sigma=\operatorname{diag}(s_1,\dots,s_d)` (or in the eigenbasis of
+    :math:`\Sigma`), :math:`\bar Q` is diagonal with entries :math:`1/(s_i/(1+\delta)+z)`, and
+    for any deterministic :math:`A` of bounded norm
+    :math:`\frac1d\operatorname{Tr}A(Q-\bar Q)\to0` and :math:`u^\top(Q-\bar Q)v\to0` for unit vectors.
+
+    Parameters
+    ----------
+    population_eigs : array_like
+        Eigenvalues :math:`s_i\ge0` of :math:`\Sigma` (length ``d``).
+    n : int
+        Number of samples.
+    z : float
+        Ridge parameter :math:`z>0`.
+    tol, max_iter
+        Passed to :func:`solve_delta`.
+
+    Returns
+    -------
+    delta : float
+        The solution of the fixed point.
+    qbar : numpy.ndarray, shape (d,)
+        Diagonal of :math:`\bar Q` in the eigenbasis of :math:`\Sigma`.
+
+    Examples
+    --------
+    >>> delta, qbar = deterministic_equivalent(np.r_[np.ones(200), 3 * np.ones(200)], 800, 0.5)
+    >>> round(float(qbar.mean()), 6)
+    0.633629
+    """
+    s = check_array(population_eigs, "population_eigs", ndim=1)
+    z = check_positive(z, "z")
+    delta = solve_delta(s, n, z, tol=tol, max_iter=max_iter)
+    return delta, 1.0 / (s / (1.0 + delta) + z)
+
+
+def sample_resolvent(d, n, z, rng=None, population_eigs=None):
+    r"""One draw of the ridge resolvent :math:`Q(z)=(\frac1nXX^\top+zI_d)^{-1}`.
+
+    Columns :math:`x_i\sim N(0,\Sigma)` with :math:`\Sigma=\operatorname{diag}(` ``population_eigs`` :math:`)`
+    (identity by default). Computed from one symmetric eigendecomposition on a single BLAS thread.
+
+    Parameters
+    ----------
+    d, n : int
+        Dimension and number of samples.
+    z : float
+        Ridge :math:`z>0`.
+    rng : int, numpy.random.Generator or None
+    population_eigs : array_like, optional
+        Diagonal of :math:`\Sigma`, shape ``(d,)``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d)
+    """
+    d = check_positive_int(d, "d")
+    n = check_positive_int(n, "n")
+    z = check_positive(z, "z")
+    rng = as_generator(rng)
+    if population_eigs is None:
+        scale = np.ones(d)
+    else:
+        s = check_array(population_eigs, "population_eigs", shape=(d,))
+        if np.any(s < 0):
+            raise ValueError("population_eigs must be non-negative")
+        scale = np.sqrt(s)
+    X = scale[:, None] * rng.standard_normal((d, n))
+    with single_threaded_blas():
+        lam, U = np.linalg.eigh(X @ X.T / n)
+        return (U / (lam + z)) @ U.T
 
 
 def deterministic_equivalent_stieltjes(
