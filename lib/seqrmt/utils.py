@@ -65,7 +65,7 @@ def single_threaded_blas():
     For the small matrices of Monte Carlo loops (a few hundred rows),
     multithreaded OpenBLAS is 10-100 times slower than one thread and its
     timings are erratic. Setting ``OPENBLAS_NUM_THREADS`` after numpy is
-    imported has no effect; :mod:`threadpoolctl` works at any time.
+    imported has no effect; ``threadpoolctl`` works at any time.
 
     Examples
     --------
