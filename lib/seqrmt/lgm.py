@@ -46,6 +46,8 @@ __all__ = [
     "mixture_theory",
     "MixtureSimulation",
     "simulate_mixture_model",
+    "MixtureLimits",
+    "mixture_limits",
 ]
 
 
@@ -682,3 +684,123 @@ def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None):
                 train[i, t] = 1.0 - 2.0 * float(np.sum(Wr * UXY)) + float(np.sum(lam[:, None] * Wr**2))
                 wn[i, t] = w2
     return MixtureSimulation(gammas, test, train, wn)
+
+
+@dataclass(frozen=True)
+class MixtureLimits:
+    r"""Limits of the Model-2 predictions as :math:`\gamma\to0` and :math:`\gamma\to\infty`.
+
+    See :func:`mixture_limits`.
+
+    Attributes
+    ----------
+    eta : float
+        :math:`\eta=d/n`.
+    ridgeless_P_hat : numpy.ndarray, shape (k, c)
+        :math:`\lim_{\gamma\to0}\hat P=PR_0\mathcal G` with
+        :math:`R_0=(\max(1,\eta)\Pi^{-1}+\mathcal G)^{-1}`.
+    ridgeless_w_norm2 : float
+        :math:`\lim_{\gamma\to0}\|W\|_F^2` (``inf`` at :math:`\eta=1`).
+    ridgeless_test_error : float
+        :math:`\lim_{\gamma\to0}\mathcal E_{\rm test}` (``inf`` at :math:`\eta=1`).
+    ridgeless_train_error : float
+        :math:`\lim_{\gamma\to0}\mathcal E_{\rm train}`: :math:`(1-\eta)(1-T_0)` for
+        :math:`\eta<1`, zero (interpolation) for :math:`\eta\ge1`.
+    null_test_error : float
+        :math:`\lim_{\gamma\to\infty}\mathcal E_{\rm test}=\sum_a\pi_a\|p_a\|^2` (the prediction is zero).
+    null_train_error : float
+        :math:`\lim_{\gamma\to\infty}\mathcal E_{\rm train}=1`.
+    large_gamma_test_slope, large_gamma_train_slope : float
+        First-order coefficients: :math:`\mathcal E_{\rm test}=\sum_a\pi_a\|p_a\|^2-2T_1/\gamma+O(\gamma^{-2})`
+        and :math:`\mathcal E_{\rm train}=1-2(\eta+T_1)/\gamma+O(\gamma^{-2})`, with
+        :math:`T_1=\operatorname{Tr}(P\Pi\mathcal G\Pi P^\top)`; the attributes hold
+        :math:`2T_1` and :math:`2(\eta+T_1)`.
+
+    Used in: Chapter 1, "Generalization in a Gaussian-mixture model".
+    """
+
+    eta: float
+    ridgeless_P_hat: np.ndarray
+    ridgeless_w_norm2: float
+    ridgeless_test_error: float
+    ridgeless_train_error: float
+    null_test_error: float
+    null_train_error: float
+    large_gamma_test_slope: float
+    large_gamma_train_slope: float
+
+
+def mixture_limits(M, pi, P, n):
+    r"""Small- and large-ridge limits of :func:`mixture_theory`.
+
+    As :math:`\gamma\to0`, :math:`\zeta(1+\delta)\to\max(1,\eta)`, so
+    :math:`R\to R_0=(\max(1,\eta)\Pi^{-1}+\mathcal G)^{-1}` and, with
+    :math:`T_0=\operatorname{Tr}(PR_0\mathcal G\Pi P^\top)`,
+
+    .. math::
+        \|W\|_F^2\to\begin{cases}
+        \operatorname{Tr}(PR_0\Pi^{-1}R_0\mathcal G\Pi P^\top)+\dfrac{\eta(1-T_0)}{1-\eta}, & \eta<1,\\[1ex]
+        \dfrac{1-T_0}{\eta-1}, & \eta>1,\end{cases}
+        \qquad
+        \mathcal E_{\rm train}\to\begin{cases}(1-\eta)(1-T_0), & \eta<1,\\ 0, & \eta\ge1,\end{cases}
+
+    and :math:`\mathcal E_{\rm test}\to\sum_a\pi_a\|PR_0\mathcal Ge_a-p_a\|^2+\lim\|W\|_F^2`.
+    As :math:`\gamma\to\infty`, :math:`W\to0`:
+    :math:`\mathcal E_{\rm test}=\sum_a\pi_a\|p_a\|^2-2T_1/\gamma+O(\gamma^{-2})` and
+    :math:`\mathcal E_{\rm train}=1-2(\eta+T_1)/\gamma+O(\gamma^{-2})`,
+    :math:`T_1=\operatorname{Tr}(P\Pi\mathcal G\Pi P^\top)`.
+
+    Parameters
+    ----------
+    M : array_like, shape (d, c)
+        Class means (columns); only :math:`\mathcal G=M^\top M` matters.
+    pi : array_like, shape (c,)
+        Context probabilities (positive, summing to one).
+    P : array_like, shape (k, c)
+        Next-token distributions (columns).
+    n : int
+        Number of training samples (:math:`\eta=d/n`).
+
+    Returns
+    -------
+    MixtureLimits
+
+    Examples
+    --------
+    >>> M = np.zeros((200, 1)); M[0, 0] = 1.0  # c = k = 1, ||mu||^2 = 1
+    >>> lim = mixture_limits(M, [1.0], np.ones((1, 1)), n=400)
+    >>> round(lim.ridgeless_test_error, 6)  # 1 / ((1 + 1) (1 - 0.5))
+    1.0
+
+    Used in: Chapter 1, "Generalization in a Gaussian-mixture model".
+    """
+    M = check_array(M, "M", ndim=2)
+    d, c = M.shape
+    pi = check_positive_weights(pi, "pi", size=c, sum_one=True)
+    P = check_prob_columns(P, "P")
+    if P.shape[1] != c:
+        raise ValueError(f"P must have c={c} columns to match M, got shape {P.shape}")
+    n = check_positive_int(n, "n")
+
+    eta = d / n
+    G = M.T @ M
+    Pi = np.diag(pi)
+    R0 = np.linalg.inv(max(1.0, eta) * np.diag(1.0 / pi) + G)
+    R0 = 0.5 * (R0 + R0.T)
+    P_hat = P @ R0 @ G
+    T0 = float(np.trace(P @ R0 @ G @ Pi @ P.T))
+    if eta < 1.0:
+        T2 = float(np.trace(P @ R0 @ np.diag(1.0 / pi) @ R0 @ G @ Pi @ P.T))
+        w_norm2 = T2 + eta * (1.0 - T0) / (1.0 - eta)
+        train = (1.0 - eta) * (1.0 - T0)
+    else:
+        w_norm2 = (1.0 - T0) / (eta - 1.0) if eta > 1.0 else np.inf
+        train = 0.0
+    bias = float(np.sum(pi * np.sum((P_hat - P) ** 2, axis=0)))
+    T1 = float(np.trace(P @ Pi @ G @ Pi @ P.T))
+    return MixtureLimits(
+        eta=eta, ridgeless_P_hat=P_hat, ridgeless_w_norm2=float(w_norm2),
+        ridgeless_test_error=float(bias + w_norm2), ridgeless_train_error=float(train),
+        null_test_error=float(np.sum(pi * np.sum(P**2, axis=0))), null_train_error=1.0,
+        large_gamma_test_slope=2.0 * T1, large_gamma_train_slope=2.0 * (eta + T1),
+    )
