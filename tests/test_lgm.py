@@ -254,3 +254,49 @@ def test_bad_input_raises_value_error_naming_argument(P81):
 def test_context_theory_raises_on_nonconvergence(P81):
     with pytest.raises(ConvergenceError):
         lgm.context_theory(P81, np.ones(C81), 81, 5000, 0.01, tol=1e-15, max_iter=1)
+
+
+# ---------------------------------------------------------------- Model 1 building blocks
+def test_counts_form_equals_ridge_on_the_data_matrix(P81):
+    Z, a, tokens = lgm.sample_context_data(P81, np.ones(C81), 40, 3000, rng=21)
+    assert Z.shape == (40, C81) and a.shape == tokens.shape == (3000,)
+    X, Y = Z[:, a], np.eye(3)[tokens].T
+    N = np.zeros((C81, 3))
+    np.add.at(N, (a, tokens), 1)
+    P_hat, delta_hat = lgm.context_predictions(Z, N, [0.1, 1.0])
+    for i, gamma in enumerate((0.1, 1.0)):
+        Q = np.linalg.inv(X @ X.T / 3000 + gamma * np.eye(40))
+        np.testing.assert_allclose(P_hat[i], (Q @ X @ Y.T / 3000).T @ Z, atol=1e-12)
+        assert delta_hat[i] == pytest.approx(np.trace(Q) / C81, rel=1e-12)
+    # token frequencies follow P: chi-square-free check on the pooled marginal
+    pooled = np.bincount(tokens, minlength=3) / 3000
+    expected = P81[:, a].mean(axis=1)
+    assert np.max(np.abs(pooled - expected)) < 4 * np.sqrt(0.25 / 3000)
+
+
+def test_shrinkage_estimate_and_simulation_fields(P81):
+    D = np.linspace(0.2, 0.9, C81)
+    np.testing.assert_allclose(lgm.shrinkage_estimate(P81 * D, P81), D)
+    sim = lgm.simulate_context_model(P81, np.ones(C81), 81, 5022, [0.1, 1.0], 30, rng=22, counts="fixed")
+    np.testing.assert_allclose(sim.realised_weights, 1.0)
+    assert sim.cov.shape == (2, C81, 3, 3)
+    assert np.linalg.eigvalsh(sim.cov).min() > -1e-12  # covariances are PSD
+    sim = lgm.simulate_context_model(P81, np.ones(C81), 81, 5000, 0.1, 30, rng=23, keep_second_moment=False)
+    np.testing.assert_allclose(sim.realised_weights.mean(axis=1), 1.0)
+    assert np.std(sim.realised_weights) > 0.05  # multinomial counts vary
+    with pytest.raises(ValueError, match="keep_second_moment"):
+        sim.cov
+
+
+def test_model1_building_blocks_validate_input(P81):
+    Z = np.ones((4, C81))
+    with pytest.raises(ValueError, match="counts"):
+        lgm.context_predictions(Z, np.ones((C81 - 1, 3)), 0.1)
+    with pytest.raises(ValueError, match="counts"):
+        lgm.context_predictions(Z, -np.ones((C81, 3)), 0.1)
+    with pytest.raises(ValueError, match="gamma"):
+        lgm.context_predictions(Z, np.ones((C81, 3)), 0.0)
+    with pytest.raises(ValueError, match="m"):
+        lgm.shrinkage_estimate(np.ones((2, 3)), P81)
+    with pytest.raises(ValueError, match="weights"):
+        lgm.sample_context_data(P81, np.ones(3), 4, 10)

@@ -69,6 +69,10 @@ def test_plotting_helpers():
         plotting.curve_vs_mc(ax, x, x, x[::5], x[::5], 0.1 * np.ones(4))
         with pytest.raises(ValueError, match="density"):
             plotting.hist_vs_density(ax, [0.1], x, np.ones(3))
+        plotting.mean_spread(ax, [0.2, 0.8], [0.1, 0.5], [0.05, 0.05], [0.1, 0.5], [0.06, 0.05], labels=["a", "b"])
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
+        with pytest.raises(ValueError, match="mc_sd"):
+            plotting.mean_spread(ax, [0.2, 0.8], [0.1, 0.5], [0.05, 0.05], [0.1, 0.5], [0.06])
         with pytest.raises(ValueError, match="y_err"):
             plotting.curve_vs_mc(ax, x, x, x[::5], x[::5], np.ones(3))
         plt.close(fig)

@@ -40,6 +40,9 @@ __all__ = [
     "context_theory",
     "context_train_error_uniform",
     "ContextSimulation",
+    "sample_context_data",
+    "context_predictions",
+    "shrinkage_estimate",
     "simulate_context_model",
     "means_from_gram",
     "MixtureTheory",
@@ -335,6 +338,8 @@ class ContextSimulation:
         :math:`\frac1c\sum_a\|\hat p_a-p_a\|^2` per trial.
     delta : numpy.ndarray, shape (g, n_trials)
         :math:`\frac1c\operatorname{Tr}Q` per trial (estimates :math:`\delta`).
+    realised_weights : numpy.ndarray, shape (n_trials, c)
+        The weights :math:`\tilde\alpha_a=c\,n_a/n` realised by each trial's context counts.
     """
 
     gamma: np.ndarray
@@ -343,6 +348,14 @@ class ContextSimulation:
     C: np.ndarray
     train_error: np.ndarray
     delta: np.ndarray
+    realised_weights: np.ndarray
+
+    @property
+    def cov(self):
+        r"""Monte Carlo covariances :math:`C_a-m_am_a^\top`, shape ``(g, c, k, k)``."""
+        if self.C is None:
+            raise ValueError("cov needs the second moments: simulate with keep_second_moment=True")
+        return self.C - np.einsum("gia,gja->gaij", self.m, self.m)
 
     @property
     def train_error_mean(self):
@@ -354,6 +367,110 @@ class ContextSimulation:
         """Standard error of :attr:`train_error_mean`."""
         t = self.train_error.shape[1]
         return self.train_error.std(axis=1, ddof=1) / np.sqrt(t) if t > 1 else np.full(len(self.gamma), np.nan)
+
+
+def sample_context_data(P, weights, d, n, rng=None):
+    r"""Draw one training set of Model 1 sample by sample.
+
+    Parameters
+    ----------
+    P : array_like, shape (k, c)
+        Next-token distributions (columns).
+    weights : array_like, shape (c,)
+        Context weights with mean one.
+    d : int
+        Embedding dimension.
+    n : int
+        Number of samples.
+    rng : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    Z : numpy.ndarray, shape (d, c)
+        Context embeddings :math:`z_a\sim N(0,I_d)`.
+    contexts : numpy.ndarray of int, shape (n,)
+        :math:`a_i`, drawn with probabilities :math:`\alpha_a/c`.
+    tokens : numpy.ndarray of int, shape (n,)
+        Next tokens :math:`y_i\sim\mathrm{Cat}(p_{a_i})`; the data matrix is ``Z[:, contexts]``.
+
+    Used in: Chapter 1, "A linear generative model of next tokens".
+    """
+    P = check_prob_columns(P, "P")
+    k, c = P.shape
+    weights = check_positive_weights(weights, "weights", size=c, mean_one=True)
+    d = check_positive_int(d, "d")
+    n = check_positive_int(n, "n")
+    rng = as_generator(rng)
+    Z = rng.standard_normal((d, c))
+    contexts = rng.choice(c, size=n, p=weights / weights.sum())
+    tokens = np.minimum((rng.random(n) > np.cumsum(P[:, contexts], axis=0)).sum(axis=0), k - 1)
+    return Z, contexts, tokens
+
+
+def context_predictions(Z, counts, gamma):
+    r"""Ridge predictions of Model 1 from the count matrix: :math:`\hat P=Z^\top QZN/n`.
+
+    With :math:`N_{aj}` the number of samples with context :math:`a` and next token :math:`j`,
+    :math:`\frac1nXX^\top=Z\operatorname{diag}(n_a/n)Z^\top` and :math:`XY^\top=ZN`, so the
+    ridge fit never needs the :math:`d\times n` data matrix. One eigendecomposition serves
+    every ridge value.
+
+    Parameters
+    ----------
+    Z : array_like, shape (d, c)
+        Context embeddings (columns).
+    counts : array_like, shape (c, k)
+        Count matrix :math:`N` (non-negative integers, at least one sample).
+    gamma : float or array_like
+        Ridge value(s) :math:`\gamma>0`.
+
+    Returns
+    -------
+    P_hat : numpy.ndarray, shape (g, k, c)
+        Predictions :math:`\hat p_a=W^\top z_a` as columns, one slice per ridge value.
+    delta_hat : numpy.ndarray, shape (g,)
+        :math:`\frac1c\operatorname{Tr}Q(\gamma)`.
+
+    Used in: Chapter 1, "A linear generative model of next tokens".
+    """
+    Z = check_array(Z, "Z", ndim=2)
+    d, c = Z.shape
+    N = check_array(counts, "counts", ndim=2)
+    if N.shape[0] != c:
+        raise ValueError(f"counts must have c={c} rows to match Z, got shape {N.shape}")
+    if np.any(N < 0) or N.sum() <= 0:
+        raise ValueError("counts must be non-negative with a positive total")
+    gammas = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
+    n = N.sum()
+    lam, U = np.linalg.eigh((Z * (N.sum(axis=1) / n)) @ Z.T)
+    B = U.T @ Z  # (d, c)
+    BN = B @ N / n  # (d, k)
+    P_hat = np.stack([(BN / (lam + g)[:, None]).T @ B for g in gammas])  # (g, k, c)
+    delta_hat = np.sum(1.0 / (lam[None, :] + gammas[:, None]), axis=1) / c
+    return P_hat, delta_hat
+
+
+def shrinkage_estimate(m, P):
+    r"""Empirical shrinkage :math:`\hat D_a=\langle m_a,p_a\rangle/\|p_a\|^2` of predicted means.
+
+    Parameters
+    ----------
+    m : array_like, shape (..., k, c)
+        Mean predictions (columns), e.g. :attr:`ContextSimulation.m`.
+    P : array_like, shape (k, c)
+        True next-token distributions.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., c)
+
+    Used in: Chapter 1, "A linear generative model of next tokens".
+    """
+    P = check_array(P, "P", ndim=2)
+    m = check_array(m, "m")
+    if m.shape[-2:] != P.shape:
+        raise ValueError(f"m must end with shape {P.shape}, got {m.shape}")
+    return np.sum(m * P, axis=-2) / np.sum(P**2, axis=0)
 
 
 def simulate_context_model(
@@ -411,33 +528,41 @@ def simulate_context_model(
     else:
         n_eff = n
     g = len(gammas)
-    m_sum = np.zeros((g, c, k))
+    m_sum = np.zeros((g, k, c))
     C_sum = np.zeros((g, c, k, k)) if keep_second_moment else None
     errs = np.empty((g, n_trials))
     deltas = np.empty((g, n_trials))
-    with single_threaded_blas():
+    realised = np.empty((n_trials, c))
+    with single_threaded_blas():  # one context for the whole loop: entering it costs milliseconds
         for t in range(n_trials):
             Z = rng.standard_normal((d, c))
             n_a = fixed if counts == "fixed" else rng.multinomial(n, weights / c)
             N = rng.multinomial(n_a, P.T)  # (c, k) next-token counts
-            lam, U = np.linalg.eigh((Z * (n_a / n_eff)) @ Z.T)
-            B = U.T @ Z  # (d, c)
-            BN = B @ N / n_eff  # (d, k)
-            for i, gm in enumerate(gammas):
-                Phat = B.T @ (BN / (lam + gm)[:, None])  # (c, k), row a is p_hat_a
-                m_sum[i] += Phat
-                if keep_second_moment:
-                    C_sum[i] += Phat[:, :, None] * Phat[:, None, :]
-                errs[i, t] = np.sum((Phat - P.T) ** 2) / c
-                deltas[i, t] = np.sum(1.0 / (lam + gm)) / c
-    m = np.transpose(m_sum / n_trials, (0, 2, 1))
+            realised[t] = c * n_a / n_eff
+            P_hat, deltas[:, t] = context_predictions(Z, N, gammas)  # (g, k, c), columns p_hat_a
+            m_sum += P_hat
+            if keep_second_moment:
+                C_sum += np.einsum("gia,gja->gaij", P_hat, P_hat)
+            errs[:, t] = np.sum((P_hat - P) ** 2, axis=(1, 2)) / c
+    m = m_sum / n_trials
     C = C_sum / n_trials if keep_second_moment else None
-    return ContextSimulation(gammas, n_eff, m, C, errs, deltas)
+    return ContextSimulation(gammas, n_eff, m, C, errs, deltas, realised)
 
 
 # ---------------------------------------------------------------------------
 # Model 2: Gaussian mixture
 # ---------------------------------------------------------------------------
+
+
+def _check_mixture(M, pi, P):
+    """Validate the inputs shared by the Model-2 functions."""
+    M = check_array(M, "M", ndim=2)
+    c = M.shape[1]
+    pi = check_positive_weights(pi, "pi", size=c, sum_one=True)
+    P = check_prob_columns(P, "P")
+    if P.shape[1] != c:
+        raise ValueError(f"P must have c={c} columns to match M, got shape {P.shape}")
+    return M, pi, P
 
 
 def means_from_gram(gram, d, rng=None):
@@ -543,12 +668,8 @@ def mixture_theory(M, pi, P, n, gamma):
     -------
     MixtureTheory
     """
-    M = check_array(M, "M", ndim=2)
+    M, pi, P = _check_mixture(M, pi, P)
     d, c = M.shape
-    pi = check_positive_weights(pi, "pi", size=c, sum_one=True)
-    P = check_prob_columns(P, "P")
-    if P.shape[1] != c:
-        raise ValueError(f"P must have c={c} columns to match M, got shape {P.shape}")
     n = check_positive_int(n, "n")
     gamma = check_positive(gamma, "gamma")
 
@@ -648,12 +769,8 @@ def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None):
     -------
     MixtureSimulation
     """
-    M = check_array(M, "M", ndim=2)
+    M, pi, P = _check_mixture(M, pi, P)
     d, c = M.shape
-    pi = check_positive_weights(pi, "pi", size=c, sum_one=True)
-    P = check_prob_columns(P, "P")
-    if P.shape[1] != c:
-        raise ValueError(f"P must have c={c} columns to match M, got shape {P.shape}")
     k = P.shape[0]
     n = check_positive_int(n, "n")
     gammas = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
@@ -774,12 +891,8 @@ def mixture_limits(M, pi, P, n):
 
     Used in: Chapter 1, "Generalization in a Gaussian-mixture model".
     """
-    M = check_array(M, "M", ndim=2)
+    M, pi, P = _check_mixture(M, pi, P)
     d, c = M.shape
-    pi = check_positive_weights(pi, "pi", size=c, sum_one=True)
-    P = check_prob_columns(P, "P")
-    if P.shape[1] != c:
-        raise ValueError(f"P must have c={c} columns to match M, got shape {P.shape}")
     n = check_positive_int(n, "n")
 
     eta = d / n

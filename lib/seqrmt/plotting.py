@@ -15,7 +15,7 @@ import numpy as np
 
 from ._validation import check_array
 
-__all__ = ["BOOK_STYLE", "use_book_style", "book_style", "hist_vs_density", "curve_vs_mc"]
+__all__ = ["BOOK_STYLE", "use_book_style", "book_style", "hist_vs_density", "curve_vs_mc", "mean_spread"]
 
 #: Matplotlib settings of the book's figures.
 BOOK_STYLE = {
@@ -137,4 +137,43 @@ def curve_vs_mc(ax, x, y_theory, x_mc, y_mc, y_err=None, theory_label="theory",
                 color=line.get_color(), mfc="white", mew=1.5, label=mc_label)
     if theory_label is not None or mc_label is not None:
         ax.legend()
+    return ax
+
+
+def mean_spread(ax, truth, theory_mean, theory_sd, mc_mean, mc_sd, n_sd=2.0, labels=None):
+    """Compare predicted and simulated means with spreads, component by component.
+
+    For each component ``j`` (e.g. a token of a next-token distribution) draws the
+    true value (cross), the theoretical mean with ``n_sd`` theoretical standard
+    deviations (square) and the Monte Carlo mean with ``n_sd`` empirical standard
+    deviations (circle), side by side.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    truth, theory_mean, theory_sd, mc_mean, mc_sd : array_like, shape (k,)
+        Values per component.
+    n_sd : float
+        Half-width of the bars in standard deviations.
+    labels : list of str, optional
+        Tick labels of the components (default ``"1", "2", ...``).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Used in: Chapter 1, "A linear generative model of next tokens".
+    """
+    truth = check_array(truth, "truth", ndim=1)
+    k = truth.size
+    arrays = [check_array(a, name, shape=(k,)) for a, name in
+              ((theory_mean, "theory_mean"), (theory_sd, "theory_sd"), (mc_mean, "mc_mean"), (mc_sd, "mc_sd"))]
+    theory_mean, theory_sd, mc_mean, mc_sd = arrays
+    x = np.arange(k)
+    ax.plot(x - 0.22, truth, "kx", ms=9, mew=2, label="truth")
+    ax.errorbar(x, theory_mean, yerr=n_sd * theory_sd, fmt="s", color=THEORY_COLOR, capsize=4,
+                label=rf"theory $\pm {n_sd:g}\sigma$")
+    ax.errorbar(x + 0.22, mc_mean, yerr=n_sd * mc_sd, fmt="o", mfc="white", color=SIM_COLOR, capsize=4,
+                label=rf"Monte Carlo $\pm {n_sd:g}\sigma$")
+    ax.set_xticks(x, labels if labels is not None else [str(j + 1) for j in x])
     return ax

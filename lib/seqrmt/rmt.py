@@ -336,6 +336,18 @@ def empirical_stieltjes(eigs, z):
     return np.mean(1.0 / (eigs[:, None] - z.ravel()[None, :]), axis=0).reshape(z.shape)
 
 
+def _gaussian_data(d, n, rng, var, population_eigs):
+    """Columns x_i ~ N(0, Sigma) with Sigma = diag(population_eigs), or var * I when it is None."""
+    if population_eigs is None:
+        scale = np.full(d, np.sqrt(var))
+    else:
+        s = check_array(population_eigs, "population_eigs", shape=(d,))
+        if np.any(s < 0):
+            raise ValueError("population_eigs must be non-negative")
+        scale = np.sqrt(s)
+    return scale[:, None] * rng.standard_normal((d, n))
+
+
 def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None):
     r"""Eigenvalues of a sample covariance :math:`\frac1n XX^\top`, :math:`X\in\mathbb R^{d\times n}`.
 
@@ -359,15 +371,7 @@ def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None):
     d = check_positive_int(d, "d")
     n = check_positive_int(n, "n")
     var = check_positive(var, "var")
-    rng = as_generator(rng)
-    if population_eigs is None:
-        scale = np.full(d, np.sqrt(var))
-    else:
-        s = check_array(population_eigs, "population_eigs", shape=(d,))
-        if np.any(s < 0):
-            raise ValueError("population_eigs must be non-negative")
-        scale = np.sqrt(s)
-    X = scale[:, None] * rng.standard_normal((d, n))
+    X = _gaussian_data(d, n, as_generator(rng), var, population_eigs)
     with single_threaded_blas():  # faster and steadier for the sizes of the book
         # eigenvalues of X X^T / n: use the smaller Gram matrix when n < d
         if n < d:
@@ -524,15 +528,7 @@ def sample_resolvent(d, n, z, rng=None, population_eigs=None):
     d = check_positive_int(d, "d")
     n = check_positive_int(n, "n")
     z = check_positive(z, "z")
-    rng = as_generator(rng)
-    if population_eigs is None:
-        scale = np.ones(d)
-    else:
-        s = check_array(population_eigs, "population_eigs", shape=(d,))
-        if np.any(s < 0):
-            raise ValueError("population_eigs must be non-negative")
-        scale = np.sqrt(s)
-    X = scale[:, None] * rng.standard_normal((d, n))
+    X = _gaussian_data(d, n, as_generator(rng), 1.0, population_eigs)
     with single_threaded_blas():
         lam, U = np.linalg.eigh(X @ X.T / n)
         return (U / (lam + z)) @ U.T
