@@ -456,7 +456,7 @@ def shrinkage_estimate(m, P):
     Parameters
     ----------
     m : array_like, shape (..., k, c)
-        Mean predictions (columns), e.g. :attr:`ContextSimulation.m`.
+        Mean predictions (columns), e.g. the field ``m`` of :class:`ContextSimulation`.
     P : array_like, shape (k, c)
         True next-token distributions.
 
