@@ -59,7 +59,7 @@ def test_mp_stieltjes_inversion_recovers_density_and_atom():
     x = np.linspace(0.05, 3.0, 200)
     f = rmt.stieltjes_inversion(lambda z: rmt.mp_stieltjes(z, 0.5), x, eps=1e-10)
     np.testing.assert_allclose(f, rmt.mp_density(x, 0.5), atol=1e-4)
-    eps = 1e-8  # atom: -eps * Im g(i eps) -> mass at 0 ... i.e. Im(z g(z)) / ... use residue
+    eps = 1e-8  # the atom is the residue at 0: -z g(z) -> 1 - 1/ratio as z -> 0
     assert (-1j * eps * rmt.mp_stieltjes(1j * eps, 2.0)).real == pytest.approx(0.5, abs=1e-3)
 
 
@@ -141,7 +141,7 @@ def test_solve_delta_monte_carlo_A1():
         eigs = rmt.sample_covariance_eigs(400, 800, rng, population_eigs=s)
         vals.append(np.mean(1 / (eigs + 0.5)))
     mc, se = np.mean(vals), np.std(vals, ddof=1) / np.sqrt(len(vals))
-    assert abs(mc - 0.633629) < 5 * se + 1e-4  # spec: MC 0.633924 +- 0.00017 (finite-size bias ~1e-4... O(1/d))
+    assert abs(mc - 0.633629) < 5 * se + 1e-4  # spec: MC 0.633924 +- 0.00017; 1e-4 allows the O(1/d) finite-size bias
 
 
 def test_solve_delta_matches_closed_form_and_fixed_point():

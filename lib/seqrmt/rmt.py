@@ -179,11 +179,6 @@ def mp_cdf(x, ratio, var=1.0):
     return np.where(x >= 0, atom, 0.0) + np.where(x >= hi, min(1.0, 1.0 / ratio), np.where(x > lo, bulk, 0.0))
 
 
-def _check_upper_or_off_support(w, name="z"):
-    w = check_array(w, name, allow_complex=True).astype(complex)
-    return w
-
-
 def mp_stieltjes(z, ratio, var=1.0):
     r"""Stieltjes transform :math:`g(z)=\int\frac{\mu(d\lambda)}{\lambda-z}` of the Marchenko-Pastur law.
 
@@ -216,7 +211,7 @@ def mp_stieltjes(z, ratio, var=1.0):
     """
     c = check_positive(ratio, "ratio")
     s2 = check_positive(var, "var")
-    z = _check_upper_or_off_support(z)
+    z = check_array(z, "z", allow_complex=True).astype(complex)
     if np.any(z == 0):
         raise ValueError("z must be non-zero")
     u = z / s2
@@ -275,7 +270,7 @@ def semicircle_stieltjes(z, var=1.0):
     It solves :math:`\sigma^2 g^2+zg+1=0` with :math:`g\sim-1/z` at infinity.
     """
     s2 = check_positive(var, "var")
-    z = _check_upper_or_off_support(z)
+    z = check_array(z, "z", allow_complex=True).astype(complex)
     s = np.sqrt(s2)
     return (-z + np.sqrt(z - 2.0 * s) * np.sqrt(z + 2.0 * s)) / (2.0 * s2)
 
@@ -618,14 +613,11 @@ def deterministic_equivalent_stieltjes(
     return g.reshape(shape)
 
 
-def _ridge_delta_core(eta, gamma, disc_coef):
-    b = eta - gamma - 1.0
-    root = np.sqrt(b * b + disc_coef)
-    # two algebraically equal forms; pick the one without cancellation
+def _positive_root(gamma, b, q):
+    """Positive root of gamma x^2 - b x - q = 0 (q > 0), in the form without cancellation."""
+    root = np.sqrt(b * b + 4.0 * gamma * q)
     with np.errstate(divide="ignore", invalid="ignore"):
-        pos = (b + root) / (2.0 * gamma)
-        neg = 2.0 * (disc_coef / (4.0 * gamma)) / (root - b)
-    return np.where(b >= 0, pos, neg)
+        return np.where(b >= 0, (b + root) / (2.0 * gamma), 2.0 * q / (root - b))
 
 
 def ridge_delta(eta, gamma, variant="corrected"):
@@ -661,17 +653,11 @@ def ridge_delta(eta, gamma, variant="corrected"):
     """
     eta_a = check_array(eta, "eta", positive=True)
     gamma_a = check_array(gamma, "gamma", positive=True)
-    if variant == "corrected":
-        disc = 4.0 * gamma_a * eta_a
-    elif variant == "talk":
-        disc = 4.0 * gamma_a * np.ones_like(eta_a)
-        # the "talk" form is (b + sqrt(b^2 + 4 gamma)) / (2 gamma): evaluate directly
-        b = eta_a - gamma_a - 1.0
-        out = (b + np.sqrt(b * b + disc)) / (2.0 * gamma_a)
-        return float(out) if np.ndim(out) == 0 else out
-    else:
+    if variant not in ("corrected", "talk"):
         raise ValueError(f"variant must be 'corrected' or 'talk', got {variant!r}")
-    out = _ridge_delta_core(eta_a, gamma_a, disc)
+    # corrected: gamma d^2 - (eta-gamma-1) d - eta = 0; the talk's typo replaces the constant eta by 1
+    q = eta_a if variant == "corrected" else np.ones_like(eta_a)
+    out = _positive_root(gamma_a, eta_a - gamma_a - 1.0, q)
     return float(out) if np.ndim(out) == 0 else out
 
 
