@@ -6,22 +6,39 @@ rmt
     Marchenko-Pastur and semicircle laws, Stieltjes transforms, deterministic equivalents.
 lgm
     Linear generative models of next tokens (Chapter 1).
+bsr
+    Bilinear sequence regression: free probability, Bayes-optimal error, GAMP-RIE (Chapter 2).
+dyson
+    SGD and random matrix theory: Dyson Brownian motion, Coulomb gas, Gaussian RBM,
+    weight spectra (Chapter 4).
+nanogpt
+    A small, CUDA-optional GPT with training loop and command line (needs torch).
+data
+    Corpora built at first use (the Shakespeare corpus) and a character tokenizer.
 plotting
     Theory-against-simulation figures in the book's style.
 utils
     Random generators, single-threaded BLAS, torch devices, size presets.
+
+``rmt``, ``lgm``, ``plotting`` and ``utils`` are imported with the package; the other modules are
+imported on first access (``seqrmt.bsr``) so that ``import seqrmt`` needs neither torch nor cvxpy.
 """
+
+import importlib
 
 from . import lgm, plotting, rmt, utils
 from .utils import ConvergenceError, as_generator, preset, scale, single_threaded_blas, torch_device
 
 __version__ = "0.1.0"
 
+_LAZY_MODULES = ("bsr", "dyson", "nanogpt", "data")
+
 __all__ = [
     "lgm",
     "plotting",
     "rmt",
     "utils",
+    *_LAZY_MODULES,
     "ConvergenceError",
     "as_generator",
     "preset",
@@ -30,3 +47,9 @@ __all__ = [
     "torch_device",
     "__version__",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'seqrmt' has no attribute {name!r}")

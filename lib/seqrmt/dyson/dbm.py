@@ -1,0 +1,261 @@
+r"""Dyson Brownian motion of symmetric matrices and its stationary Coulomb gas.
+
+A symmetric :math:`n\times n` matrix follows the matrix Ornstein-Uhlenbeck process
+
+.. math::
+    dH=-\theta H\,dt+s\,dB^{\rm GOE}_t ,
+
+where :math:`dB^{\rm GOE}` has independent off-diagonal increments of variance :math:`dt` and diagonal
+increments of variance :math:`2dt`. This is the continuum limit of the SGD-like update
+:math:`H\leftarrow H-\alpha\theta H+\sqrt{\alpha}\,s\,G` with GOE noise :math:`G` (one step = time :math:`\alpha`).
+Its eigenvalues perform Dyson Brownian motion (Dyson index :math:`\beta=1`),
+
+.. math::
+    d\lambda_i=\Big[-\theta\lambda_i+s^2\sum_{j\ne i}\frac1{\lambda_i-\lambda_j}\Big]dt+\sqrt2\,s\,d\beta_i ,
+
+and the stationary law is the Coulomb gas
+:math:`P\propto\prod_{i<j}|\lambda_i-\lambda_j|\prod_ie^{-\theta\lambda_i^2/2s^2}`, i.e. the GOE with off-diagonal
+variance :math:`s^2/2\theta`, whose eigenvalue density tends to the semicircle of variance :math:`ns^2/2\theta`.
+
+Shapes: a matrix ``h0`` of shape ``(n, n)`` or a batch ``(m, n, n)``; eigenvalue paths have shape
+``(n_steps + 1, n)`` or ``(n_steps + 1, m, n)``, sorted increasingly at each time.
+
+Used in: Chapter 4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_array, check_nonnegative, check_positive, check_positive_int
+from ..rmt import semicircle_density
+from ..utils import as_generator, single_threaded_blas
+
+__all__ = [
+    "dyson_brownian_motion",
+    "independent_brownian_motion",
+    "dyson_drift",
+    "coulomb_gas_log_weight",
+    "stationary_entry_variance",
+    "stationary_density",
+]
+
+
+def _ou_coefficients(theta, s, dt):
+    """Exact one-step decay a and noise amplitude b of dx = -theta x dt + s dB."""
+    if theta == 0:
+        return 1.0, s * np.sqrt(dt)
+    a = np.exp(-theta * dt)
+    return a, s * np.sqrt(-np.expm1(-2.0 * theta * dt) / (2.0 * theta))
+
+
+def dyson_brownian_motion(h0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
+    r"""Simulate :math:`dH=-\theta H\,dt+s\,dB^{\rm GOE}` and return the eigenvalue paths.
+
+    The Ornstein-Uhlenbeck transition is sampled exactly,
+    :math:`H_{k+1}=e^{-\theta\Delta t}H_k+s\sqrt{(1-e^{-2\theta\Delta t})/2\theta}\,G_k` (Brownian increment when
+    :math:`\theta=0`), so the eigenvalues at the grid times have the law of Dyson Brownian motion for any
+    step size. Eigenvalues are returned sorted; their paths never meet (level repulsion).
+
+    Parameters
+    ----------
+    h0 : array_like, shape (n, n) or (m, n, n)
+        Initial symmetric matrix (or a batch of them).
+    t_max : float
+        Final time.
+    n_steps : int
+        Number of time steps (the paths have ``n_steps + 1`` points).
+    rng : int, numpy.random.Generator or None
+        Randomness.
+    theta : float
+        Restoring strength :math:`\theta\ge0` (quadratic potential :math:`\theta\lambda^2/2`).
+    s : float
+        Noise scale (off-diagonal increments of variance :math:`s^2dt`).
+
+    Returns
+    -------
+    t : numpy.ndarray, shape (n_steps + 1,)
+        Times.
+    eigs : numpy.ndarray, shape (n_steps + 1, n) or (n_steps + 1, m, n)
+        Sorted eigenvalues at each time.
+
+    Examples
+    --------
+    >>> t, eigs = dyson_brownian_motion(np.zeros((4, 4)), 1.0, 100, rng=0)
+    >>> eigs.shape, bool(np.all(np.diff(eigs[1:], axis=-1) > 0))
+    ((101, 4), True)
+    """
+    h = check_array(h0, "h0")
+    if h.ndim not in (2, 3) or h.shape[-1] != h.shape[-2]:
+        raise ValueError(f"h0 must have shape (n, n) or (m, n, n), got {h.shape}")
+    if not np.allclose(h, np.swapaxes(h, -1, -2)):
+        raise ValueError("h0 must be symmetric")
+    t_max = check_positive(t_max, "t_max")
+    n_steps = check_positive_int(n_steps, "n_steps")
+    theta = check_nonnegative(theta, "theta")
+    s = check_positive(s, "s")
+    rng = as_generator(rng)
+    a, b = _ou_coefficients(theta, s, t_max / n_steps)
+    out = np.empty((n_steps + 1,) + h.shape[:-1])
+    with single_threaded_blas():
+        out[0] = np.linalg.eigvalsh(h)
+        for k in range(n_steps):
+            g = rng.normal(size=h.shape)
+            h = a * h + (b / np.sqrt(2.0)) * (g + np.swapaxes(g, -1, -2))
+            out[k + 1] = np.linalg.eigvalsh(h)
+    return np.linspace(0.0, t_max, n_steps + 1), out
+
+
+def independent_brownian_motion(x0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
+    r"""Independent walkers :math:`dx_i=-\theta x_i\,dt+\sqrt2\,s\,d\beta_i`: Dyson's SDE without the repulsion.
+
+    The same noise as the eigenvalue SDE (exact Ornstein-Uhlenbeck transitions); the walkers keep
+    their labels and are free to cross.
+
+    Parameters
+    ----------
+    x0 : array_like, shape (n,) or (m, n)
+        Initial positions.
+    t_max, n_steps, rng, theta, s
+        As in :func:`dyson_brownian_motion`.
+
+    Returns
+    -------
+    t : numpy.ndarray, shape (n_steps + 1,)
+    x : numpy.ndarray, shape (n_steps + 1,) + x0.shape
+        Unsorted paths.
+
+    Examples
+    --------
+    >>> t, x = independent_brownian_motion(np.zeros(3), 1.0, 10, rng=0)
+    >>> x.shape
+    (11, 3)
+    """
+    x = check_array(x0, "x0")
+    if x.ndim not in (1, 2):
+        raise ValueError(f"x0 must be 1-D or 2-D, got shape {x.shape}")
+    t_max = check_positive(t_max, "t_max")
+    n_steps = check_positive_int(n_steps, "n_steps")
+    theta = check_nonnegative(theta, "theta")
+    s = check_positive(s, "s")
+    a, b = _ou_coefficients(theta, np.sqrt(2.0) * s, t_max / n_steps)
+    noise = as_generator(rng).normal(size=(n_steps,) + x.shape)
+    out = np.empty((n_steps + 1,) + x.shape)
+    out[0] = x
+    for k in range(n_steps):
+        out[k + 1] = a * out[k] + b * noise[k]
+    return np.linspace(0.0, t_max, n_steps + 1), out
+
+
+def dyson_drift(lam, theta=0.0, s=1.0):
+    r"""Drift of the eigenvalue SDE, :math:`-\theta\lambda_i+s^2\sum_{j\ne i}1/(\lambda_i-\lambda_j)`.
+
+    Parameters
+    ----------
+    lam : array_like, shape (n,) or (m, n)
+        Distinct eigenvalues.
+    theta : float
+        Restoring strength.
+    s : float
+        Noise scale.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as ``lam``
+
+    Examples
+    --------
+    >>> dyson_drift([-1.0, 1.0]).tolist()
+    [-0.5, 0.5]
+    """
+    lam = check_array(lam, "lam")
+    if lam.ndim not in (1, 2):
+        raise ValueError(f"lam must be 1-D or 2-D, got shape {lam.shape}")
+    theta = check_nonnegative(theta, "theta")
+    s = check_positive(s, "s")
+    diff = lam[..., :, None] - lam[..., None, :]
+    n = lam.shape[-1]
+    off = ~np.eye(n, dtype=bool)
+    if np.any(diff[..., off] == 0):
+        raise ValueError("lam must hold distinct eigenvalues")
+    inv = np.zeros_like(diff)
+    inv[..., off] = 1.0 / diff[..., off]
+    return -theta * lam + s**2 * inv.sum(axis=-1)
+
+
+def coulomb_gas_log_weight(lam, theta=1.0, s=1.0):
+    r"""Log of the unnormalised Coulomb-gas weight :math:`\sum_{i<j}\log|\lambda_i-\lambda_j|-\frac{\theta}{2s^2}\sum_i\lambda_i^2`.
+
+    It is the stationary law of :func:`dyson_brownian_motion` (:math:`\beta=1`): a gas of charges with
+    logarithmic repulsion in the confining potential :math:`\theta\lambda^2/2` at temperature :math:`s^2`.
+
+    Parameters
+    ----------
+    lam : array_like, shape (n,) or (m, n)
+        Eigenvalues.
+    theta : float
+        Restoring strength (> 0).
+    s : float
+        Noise scale.
+
+    Returns
+    -------
+    float or numpy.ndarray, shape (m,)
+
+    Examples
+    --------
+    >>> round(float(coulomb_gas_log_weight([-1.0, 1.0])), 6)  # log 2 - 1
+    -0.306853
+    """
+    lam = check_array(lam, "lam")
+    if lam.ndim not in (1, 2):
+        raise ValueError(f"lam must be 1-D or 2-D, got shape {lam.shape}")
+    theta = check_positive(theta, "theta")
+    s = check_positive(s, "s")
+    iu = np.triu_indices(lam.shape[-1], 1)
+    diff = np.abs(lam[..., :, None] - lam[..., None, :])[..., iu[0], iu[1]]
+    with np.errstate(divide="ignore"):
+        rep = np.log(diff).sum(axis=-1)
+    return rep - theta / (2.0 * s**2) * np.sum(lam**2, axis=-1)
+
+
+def stationary_entry_variance(theta=1.0, s=1.0):
+    r"""Off-diagonal variance :math:`s^2/2\theta` of the stationary matrix (diagonal: twice that).
+
+    Examples
+    --------
+    >>> stationary_entry_variance(2.0, 1.0)
+    0.25
+    """
+    theta = check_positive(theta, "theta")
+    s = check_positive(s, "s")
+    return s**2 / (2.0 * theta)
+
+
+def stationary_density(x, n, theta=1.0, s=1.0):
+    r"""Large-:math:`n` stationary eigenvalue density of the Coulomb gas: the semicircle of variance :math:`ns^2/2\theta`.
+
+    The density of the gas minimises the energy :math:`\frac{\theta}{2}\int\lambda^2\rho-\frac{s^2}2\iint\log|\lambda-\mu|\rho\rho`
+    (with :math:`n` charges); its minimiser is the semicircle on :math:`[-2R,2R]`, :math:`R^2=ns^2/2\theta`
+    (computed by :func:`seqrmt.rmt.semicircle_density`).
+
+    Parameters
+    ----------
+    x : array_like
+        Points.
+    n : int
+        Number of eigenvalues (matrix size).
+    theta, s : float
+        As in :func:`dyson_brownian_motion` (:math:`\theta>0`).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> round(float(stationary_density(0.0, 50, theta=25.0, s=1.0)), 6)  # radius 2: 1/pi
+    0.31831
+    """
+    n = check_positive_int(n, "n")
+    return semicircle_density(x, var=n * stationary_entry_variance(theta, s))

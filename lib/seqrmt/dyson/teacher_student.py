@@ -1,0 +1,222 @@
+r"""The :math:`2\times2` teacher-student SGD ensemble with a degenerate target (Aarts, Lucini, Park).
+
+A linear student :math:`W_s\in\mathbb R^{2\times2}` learns the teacher :math:`W_t=x_0I_2` from inputs
+:math:`x\sim N(0,I_2)` and labels corrupted by per-sample GOE noise of scale :math:`\varepsilon`. One SGD step
+on batch :math:`b` is
+
+.. math::
+    W_s\leftarrow W_s+\alpha\big[(W_t-W_s)\hat C_b+\bar a_b\big],\qquad
+    \hat C_b=\frac1{|\mathcal B|}\sum_{x\in b}xx^\top,
+
+with :math:`\bar a_b` the batch mean of the noise matrices (off-diagonal variance :math:`\varepsilon^2`,
+diagonal :math:`2\varepsilon^2`). Data and noise are **quenched**: drawn once per ensemble member and
+reused in the same batch order every epoch. The "eigenvalues" are the singular values of :math:`W_s`.
+
+Only the batch statistics enter the update, so they are drawn directly from their exact laws:
+:math:`|\mathcal B|\hat C_b` is Wishart :math:`W_2(I,|\mathcal B|)` (Bartlett decomposition) and
+:math:`\bar a_b` is GOE of scale :math:`\varepsilon^2/|\mathcal B|`. This is equal in law to drawing the
+:math:`|\mathcal B|` inputs and noise matrices and averaging them, at a fraction of the memory.
+
+Stationary prediction: :math:`D=W_s-W_t` follows :math:`D\leftarrow(1-\alpha)D+\alpha\bar a` to leading order,
+a GOE of off-diagonal variance :math:`\alpha\varepsilon^2/(|\mathcal B|(2-\alpha))`, hence a two-mode density of width
+:math:`\sigma_\rho^2=2\alpha\varepsilon^2/(|\mathcal B|(2-\alpha))\approx\alpha\varepsilon^2/|\mathcal B|`.
+
+Used in: Chapter 4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_positive, check_positive_int
+from ..utils import as_generator, single_threaded_blas
+
+__all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width"]
+
+
+@dataclass
+class TeacherStudentResult:
+    """Output of :func:`teacher_student_ensemble`.
+
+    Attributes
+    ----------
+    steps : numpy.ndarray, shape (n_records,)
+        SGD step numbers at which the spectrum was recorded (0 = initialisation).
+    trajectory : numpy.ndarray, shape (n_records, n_seeds, 2)
+        Singular values of each student, sorted decreasingly, at those steps.
+    final : numpy.ndarray, shape (n_seeds, 2)
+        Singular values after the last step (equal to ``trajectory[-1]``).
+    weights : numpy.ndarray, shape (n_seeds, 2, 2)
+        Final student matrices.
+    """
+
+    steps: np.ndarray
+    trajectory: np.ndarray
+    final: np.ndarray
+    weights: np.ndarray
+
+
+def teacher_student_width(lr, batch, eps, method="ar1"):
+    r"""Predicted two-mode width :math:`\sigma_\rho` of the stationary teacher-student ensemble.
+
+    Parameters
+    ----------
+    lr : float
+        Learning rate :math:`\alpha\in(0,2)`.
+    batch : int
+        Batch size :math:`|\mathcal B|`.
+    eps : float
+        Label-noise scale :math:`\varepsilon`.
+    method : {"ar1", "leading", "exact"}
+        ``"leading"``: :math:`\sqrt{\alpha\varepsilon^2/|\mathcal B|}` (the SDE limit, linear scaling rule);
+        ``"ar1"``: :math:`\sqrt{2\alpha\varepsilon^2/(|\mathcal B|(2-\alpha))}` (the recursion with
+        :math:`\hat C_b` replaced by :math:`I`); ``"exact"``: the stationary second moments of the linear
+        recursion :math:`D\leftarrow D(I-\alpha\hat C_b)+\alpha\bar a_b` with the Wishart fluctuations of
+        :math:`\hat C_b` included (a :math:`16\times16` linear system), converted to
+        :math:`\sigma_\rho^2=\frac23\times` the pooled variance of the eigenvalues of the symmetric part of
+        :math:`D` (first order in :math:`D`).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(teacher_student_width(0.1, 16, 0.1, method="leading"), 5)
+    0.00791
+    >>> round(teacher_student_width(0.1, 16, 0.1), 5)
+    0.00811
+    >>> round(teacher_student_width(0.1, 16, 0.1, method="exact"), 5)
+    0.00814
+    """
+    lr = check_positive(lr, "lr")
+    if lr >= 2:
+        raise ValueError(f"lr must be below 2 for a stationary state, got {lr}")
+    batch = check_positive_int(batch, "batch")
+    eps = check_positive(eps, "eps")
+    var = lr * eps**2 / batch
+    if method == "leading":
+        return float(np.sqrt(var))
+    if method == "ar1":
+        return float(np.sqrt(2.0 * var / (2.0 - lr)))
+    if method != "exact":
+        raise ValueError(f"method must be 'ar1', 'leading' or 'exact', got {method!r}")
+    I = np.eye(2)
+    same = np.einsum("kj,rq->kjrq", I, I)
+    # E[A_kj A_rq] for A = I - lr C, E C = I, Cov(C_kj, C_rq) = (d_kr d_jq + d_kq d_jr) / batch
+    EAA = (1 - lr) ** 2 * same + lr**2 * (np.einsum("kr,jq->kjrq", I, I) + np.einsum("kq,jr->kjrq", I, I)) / batch
+    L = np.einsum("ix,py,kjrq->ijpqxkyr", I, I, EAA).reshape(16, 16)
+    cov_a = eps**2 / batch * (np.einsum("ip,jq->ijpq", I, I) + np.einsum("iq,jp->ijpq", I, I))
+    if np.max(np.abs(np.linalg.eigvals(L))) >= 1:
+        raise ValueError(f"the second moments diverge at lr={lr}, batch={batch}")
+    S = np.linalg.solve(np.eye(16) - L, lr**2 * cov_a.reshape(16)).reshape(2, 2, 2, 2)
+    sym12 = (S[0, 1, 0, 1] + S[1, 0, 1, 0] + 2 * S[0, 1, 1, 0]) / 4
+    pooled = 0.5 * (S[0, 0, 0, 0] + S[1, 1, 1, 1] + 2 * sym12)
+    return float(np.sqrt(2.0 * pooled / 3.0))
+
+
+def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_batches=500,
+                             teacher=2.0, init_scale=0.1, record_every=None):
+    r"""Train an ensemble of :math:`2\times2` linear students by SGD on quenched noisy data.
+
+    Parameters
+    ----------
+    lr : float
+        Learning rate :math:`\alpha\in(0,2)`.
+    batch : int
+        Batch size :math:`|\mathcal B|`.
+    eps : float
+        Scale :math:`\varepsilon` of the per-sample GOE label noise.
+    n_seeds : int
+        Number of independent trainings (ensemble members), vectorised.
+    rng : int, numpy.random.Generator or None
+        Randomness (data, noise and initialisations of all members).
+    n_steps : int
+        Number of SGD steps (the authors use 10 epochs of 500 batches; 400 steps reach stationarity
+        for :math:`\alpha\ge0.05`, where :math:`(1-\alpha)^{400}<10^{-8}`).
+    n_batches : int
+        Batches per epoch: the data set holds ``n_batches * batch`` samples, reused every epoch.
+    teacher : float
+        Degenerate teacher eigenvalue :math:`x_0` (:math:`W_t=x_0I_2`).
+    init_scale : float
+        Standard deviation of the student's initial entries.
+    record_every : int, optional
+        Record the spectrum every this many steps (default: about 100 records).
+
+    Returns
+    -------
+    TeacherStudentResult
+
+    Examples
+    --------
+    >>> res = teacher_student_ensemble(0.1, 16, 0.1, n_seeds=500, rng=0, n_steps=200)
+    >>> res.final.shape, res.trajectory.shape[1:]
+    ((500, 2), (500, 2))
+    >>> round(float(res.final.mean()), 2)
+    2.0
+    """
+    lr = check_positive(lr, "lr")
+    if lr >= 2:
+        raise ValueError(f"lr must be below 2 (SGD diverges otherwise), got {lr}")
+    batch = check_positive_int(batch, "batch")
+    eps = check_positive(eps, "eps")
+    n_seeds = check_positive_int(n_seeds, "n_seeds")
+    n_steps = check_positive_int(n_steps, "n_steps")
+    n_batches = check_positive_int(n_batches, "n_batches")
+    teacher = check_positive(teacher, "teacher")
+    init_scale = check_positive(init_scale, "init_scale")
+    if record_every is None:
+        record_every = max(1, n_steps // 100)
+    record_every = check_positive_int(record_every, "record_every")
+    rng = as_generator(rng)
+
+    n_used = min(n_batches, n_steps)  # batches never reached need not be drawn
+    C = _wishart_means(rng, (n_seeds, n_used), batch)
+    A = _goe(rng, (n_seeds, n_used), eps**2 / batch)
+    W = init_scale * rng.normal(size=(n_seeds, 2, 2))
+    Wt = teacher * np.eye(2)
+    steps, traj = [0], [_svals(W)]
+    with single_threaded_blas():
+        for n in range(n_steps):
+            b = n % n_batches
+            W = W + lr * (np.matmul(Wt - W, C[:, b]) + A[:, b])
+            if (n + 1) % record_every == 0 or n + 1 == n_steps:
+                steps.append(n + 1)
+                traj.append(_svals(W))
+    trajectory = np.stack(traj)
+    return TeacherStudentResult(np.array(steps), trajectory, trajectory[-1].copy(), W)
+
+
+# ---------------------------------------------------------------------------
+
+
+def _svals(W):
+    """Singular values of 2x2 matrices, sorted decreasingly (closed form: |q| +- |r|)."""
+    a, b, c, d = W[..., 0, 0], W[..., 0, 1], W[..., 1, 0], W[..., 1, 1]
+    q = 0.5 * np.hypot(a + d, c - b)
+    r = 0.5 * np.hypot(a - d, b + c)
+    return np.stack([q + r, np.abs(q - r)], axis=-1)
+
+
+def _wishart_means(rng, shape, batch):
+    """Batch second-moment matrices (1/B) sum x x^T, x ~ N(0, I_2), by the Bartlett decomposition."""
+    l11 = np.sqrt(rng.chisquare(batch, size=shape))
+    l22 = np.sqrt(rng.chisquare(batch - 1, size=shape)) if batch > 1 else np.zeros(shape)
+    l21 = rng.normal(size=shape)
+    C = np.empty(shape + (2, 2))
+    C[..., 0, 0] = l11 * l11
+    C[..., 0, 1] = C[..., 1, 0] = l11 * l21
+    C[..., 1, 1] = l21 * l21 + l22 * l22
+    return C / batch
+
+
+def _goe(rng, shape, var):
+    """2x2 GOE matrices with off-diagonal variance ``var`` and diagonal variance ``2 var``."""
+    g = rng.normal(size=shape + (3,)) * np.sqrt(var)
+    A = np.empty(shape + (2, 2))
+    A[..., 0, 0] = np.sqrt(2.0) * g[..., 0]
+    A[..., 1, 1] = np.sqrt(2.0) * g[..., 1]
+    A[..., 0, 1] = A[..., 1, 0] = g[..., 2]
+    return A

@@ -1,0 +1,482 @@
+r"""Universal local eigenvalue statistics: Wigner surmise, two-mode density, Binder cumulant, spacings.
+
+The quantities compared with simulations in Chapter 4:
+
+* the GOE **Wigner surmise** :math:`P(s)=\frac\pi2 s\,e^{-\pi s^2/4}` for nearest-neighbour spacings
+  normalised to mean one;
+* the **two-mode density** :math:`\rho(x;x_0,\sigma)`, the one-point density of a :math:`2\times2` GOE
+  block :math:`P(\lambda_1,\lambda_2)\propto|\lambda_1-\lambda_2|\,e^{-[(\lambda_1-x_0)^2+(\lambda_2-x_0)^2]/2\sigma^2}`,
+  and the law of its spacing :math:`S=|\lambda_1-\lambda_2|`;
+* the **Binder cumulant** :math:`U_4=\langle u^4\rangle/(3\langle u^2\rangle^2)-1`, :math:`u=x-\langle x\rangle`
+  (Gaussian 0, two-mode :math:`-4/27`, semicircle :math:`-1/3`), for samples, for a density on a grid
+  and in closed form for the one-point density of an :math:`n\times n` GOE;
+* **unfolded spacings** (through a distribution function) and the unfolding-free **spacing ratio**.
+
+Conventions: a GOE matrix of scale :math:`v` has off-diagonal entries of variance :math:`v` and diagonal
+entries of variance :math:`2v`; its two-mode width is :math:`\sigma^2=2v`. Spectra are 1-D arrays (one
+spectrum) or 2-D arrays (one spectrum per row).
+
+Used in: Chapter 4.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy import optimize, special
+
+from .._validation import check_array, check_positive, check_positive_int
+from ..utils import as_generator
+
+__all__ = [
+    "wigner_surmise",
+    "wigner_surmise_cdf",
+    "GOE_MEAN_SPACING_RATIO",
+    "POISSON_MEAN_SPACING_RATIO",
+    "two_mode_density",
+    "two_mode_spacing_density",
+    "fit_two_mode",
+    "two_mode_width",
+    "binder_cumulant",
+    "binder_cumulant_density",
+    "goe_binder_cumulant",
+    "goe_eigs",
+    "unfolded_spacings",
+    "spacing_ratios",
+    "spacing_ratio_density",
+]
+
+#: Mean of the spacing ratio :math:`\tilde r` for large GOE matrices (Atas et al. 2013).
+GOE_MEAN_SPACING_RATIO = 0.5307
+#: Mean of the spacing ratio for uncorrelated (Poisson) levels, :math:`2\log2-1`.
+POISSON_MEAN_SPACING_RATIO = 2.0 * np.log(2.0) - 1.0
+
+
+def wigner_surmise(s):
+    r"""GOE Wigner surmise :math:`P(s)=\frac{\pi s}{2}e^{-\pi s^2/4}` (zero for :math:`s<0`).
+
+    It is the exact spacing law of a :math:`2\times2` GOE matrix, rescaled to mean spacing one.
+
+    Parameters
+    ----------
+    s : array_like
+        Spacings in units of the mean spacing.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> float(np.round(wigner_surmise(1.0), 6))
+    0.716186
+    """
+    s = check_array(s, "s")
+    return np.where(s > 0, 0.5 * np.pi * s * np.exp(-0.25 * np.pi * s * s), 0.0)
+
+
+def wigner_surmise_cdf(s):
+    r"""Distribution function :math:`1-e^{-\pi s^2/4}` of the Wigner surmise.
+
+    Examples
+    --------
+    >>> float(np.round(wigner_surmise_cdf(1.0), 6))
+    0.544062
+    """
+    s = check_array(s, "s")
+    return np.where(s > 0, -np.expm1(-0.25 * np.pi * np.clip(s, 0.0, None) ** 2), 0.0)
+
+
+def two_mode_density(x, x0, sigma):
+    r"""One-point density of a degenerate pair (the :math:`2\times2` GOE), :math:`\rho(x;x_0,\sigma)`.
+
+    With :math:`u=x-x_0`,
+
+    .. math::
+        \rho(x;x_0,\sigma)=\frac{e^{-u^2/2\sigma^2}}{4\sqrt\pi\,\sigma}
+        \Big[2e^{-u^2/2\sigma^2}+\sqrt{2\pi}\,\frac u\sigma\,
+        \operatorname{erf}\Big(\frac{u}{\sqrt2\sigma}\Big)\Big].
+
+    It integrates to one, has mean :math:`x_0`, variance :math:`\frac32\sigma^2`, fourth central moment
+    :math:`\frac{23}4\sigma^4` and :math:`\rho(x_0)=1/(2\sqrt\pi\sigma)`.
+
+    Parameters
+    ----------
+    x : array_like
+        Points.
+    x0 : float
+        Degenerate (target) eigenvalue.
+    sigma : float
+        Width, :math:`\sigma^2=2v` for a GOE of off-diagonal variance :math:`v`.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> float(np.round(two_mode_density(2.0, 2.0, 0.3), 7))
+    0.940316
+    """
+    x = check_array(x, "x")
+    x0 = _finite(x0, "x0")
+    sigma = check_positive(sigma, "sigma")
+    z = (x - x0) / sigma
+    g = np.exp(-0.5 * z * z)
+    return g / (4.0 * np.sqrt(np.pi) * sigma) * (
+        2.0 * g + np.sqrt(2.0 * np.pi) * z * special.erf(z / np.sqrt(2.0))
+    )
+
+
+def two_mode_spacing_density(S, sigma):
+    r"""Law of the spacing :math:`S=|\lambda_1-\lambda_2|` of a degenerate pair: :math:`\frac{S}{2\sigma^2}e^{-S^2/4\sigma^2}`.
+
+    Its mean is :math:`\langle S\rangle=\sqrt\pi\,\sigma`; :math:`S/\langle S\rangle` follows the Wigner surmise.
+
+    Examples
+    --------
+    >>> float(np.round(two_mode_spacing_density(1.0, 0.5), 6))
+    0.735759
+    """
+    S = check_array(S, "S")
+    sigma = check_positive(sigma, "sigma")
+    return np.where(S > 0, S / (2.0 * sigma**2) * np.exp(-(S**2) / (4.0 * sigma**2)), 0.0)
+
+
+def fit_two_mode(samples, x0=None, sigma=None):
+    r"""Least-squares fit of :func:`two_mode_density` to a Freedman-Diaconis histogram.
+
+    This is the fitting procedure of Aarts et al.: density-normalised histogram with bin width
+    :math:`2\,\mathrm{IQR}/n^{1/3}`, unweighted least squares at the bin centres.
+
+    Parameters
+    ----------
+    samples : array_like
+        Pooled eigenvalues of the pair (any shape; flattened; at least 10).
+    x0, sigma : float, optional
+        Initial guesses; by default the sample mean and the moment estimate
+        :math:`\sigma=\sqrt{2\operatorname{Var}/3}`.
+
+    Returns
+    -------
+    x0, sigma : float
+        Fitted centre and width.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> eigs = goe_eigs(2, 4000, rng, scale=0.5 * 0.1**2) + 1.0
+    >>> [round(v, 1) for v in fit_two_mode(eigs)]
+    [1.0, 0.1]
+    """
+    x = check_array(samples, "samples").ravel()
+    if x.size < 10:
+        raise ValueError(f"samples must hold at least 10 values, got {x.size}")
+    p0 = [float(x.mean()) if x0 is None else _finite(x0, "x0"),
+          float(np.sqrt(2.0 * x.var() / 3.0)) if sigma is None else check_positive(sigma, "sigma")]
+    if p0[1] <= 0:
+        raise ValueError("samples must not all be equal")
+    hist, edges = np.histogram(x, bins="fd", density=True)
+    centres = 0.5 * (edges[1:] + edges[:-1])
+    popt, _ = optimize.curve_fit(lambda t, a, b: two_mode_density(t, a, abs(b)), centres, hist, p0=p0)
+    return float(popt[0]), float(abs(popt[1]))
+
+
+def two_mode_width(eigs):
+    r"""Moment estimate :math:`\hat\sigma=\sqrt{2\langle u^2\rangle/3}` of the two-mode width, with its standard error.
+
+    The two-mode density has variance :math:`\frac32\sigma^2`. Rows are independent ensemble members
+    (e.g. the two eigenvalues of one training run); the standard error treats the per-row means of
+    :math:`u^2` as independent and propagates it to :math:`\hat\sigma` (delta method).
+
+    Parameters
+    ----------
+    eigs : array_like, shape (n_members, k)
+        Eigenvalues of the degenerate block, one member per row (at least 2 rows).
+
+    Returns
+    -------
+    sigma, se : float
+        Estimate and standard error.
+
+    Examples
+    --------
+    >>> e = goe_eigs(2, 20000, 0, scale=0.5)  # sigma = 1
+    >>> sigma, se = two_mode_width(e)
+    >>> round(sigma, 2), round(se, 3)
+    (1.0, 0.003)
+    """
+    e = check_array(eigs, "eigs", ndim=2)
+    if e.shape[0] < 2:
+        raise ValueError(f"eigs must hold at least 2 rows (ensemble members), got {e.shape[0]}")
+    q = np.mean((e - e.mean()) ** 2, axis=1)
+    m2 = q.mean()
+    if m2 <= 0:
+        raise ValueError("eigs must not all be equal")
+    sigma = np.sqrt(2.0 * m2 / 3.0)
+    se = 0.5 * sigma * q.std(ddof=1) / np.sqrt(q.size) / m2
+    return float(sigma), float(se)
+
+
+def binder_cumulant(samples):
+    r"""Binder cumulant :math:`U_4=\langle u^4\rangle/(3\langle u^2\rangle^2)-1` of a sample, :math:`u=x-\bar x`.
+
+    Zero for a Gaussian, :math:`-4/27` for the two-mode density, :math:`-1/3` for the semicircle.
+
+    Parameters
+    ----------
+    samples : array_like
+        Values (any shape; flattened; at least two distinct).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(binder_cumulant(np.random.default_rng(0).normal(size=100_000)), 1)
+    0.0
+    """
+    x = check_array(samples, "samples").ravel()
+    u = x - x.mean()
+    m2 = np.mean(u * u)
+    if x.size < 2 or m2 == 0:
+        raise ValueError("samples must hold at least two distinct values")
+    return float(np.mean(u**4) / (3.0 * m2 * m2) - 1.0)
+
+
+def binder_cumulant_density(x, density):
+    r"""Binder cumulant of a density tabulated on a grid (trapezoidal quadrature).
+
+    The density is normalised on the grid first, so it may be given up to a constant.
+
+    Parameters
+    ----------
+    x : array_like, shape (m,)
+        Increasing grid covering the support (at least 3 points).
+    density : array_like, shape (m,)
+        Non-negative density values.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> x = np.linspace(-1, 1, 20001)
+    >>> round(binder_cumulant_density(x, np.sqrt(1 - x**2)), 4)  # semicircle
+    -0.3333
+    """
+    x = check_array(x, "x", ndim=1)
+    f = check_array(density, "density", shape=(x.size,))
+    if x.size < 3 or np.any(np.diff(x) <= 0):
+        raise ValueError("x must be an increasing grid of at least 3 points")
+    if np.any(f < 0) or not np.any(f > 0):
+        raise ValueError("density must be non-negative and not identically zero")
+    mass = np.trapezoid(f, x)
+    mean = np.trapezoid(x * f, x) / mass
+    u = x - mean
+    m2 = np.trapezoid(u**2 * f, x) / mass
+    m4 = np.trapezoid(u**4 * f, x) / mass
+    return float(m4 / (3.0 * m2 * m2) - 1.0)
+
+
+def goe_binder_cumulant(n):
+    r"""Exact Binder cumulant of the one-point density of an :math:`n\times n` GOE matrix.
+
+    From :math:`\mathbb E\operatorname{Tr}H^2=n(n+1)v` and
+    :math:`\mathbb E\operatorname{Tr}H^4=(2n^3+5n^2+5n)v^2`,
+
+    .. math::
+        U_4(n)=-\frac{(n-1)(n+2)}{3(n+1)^2},
+
+    which is 0 for :math:`n=1` (Gaussian), :math:`-4/27` for :math:`n=2` (two-mode) and tends to
+    :math:`-1/3` (semicircle) as :math:`n\to\infty`.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        Matrix size(s), >= 1.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(goe_binder_cumulant(2) * 27, 10)
+    -4.0
+    """
+    if isinstance(n, numbers.Integral) and not isinstance(n, (bool, np.bool_)):
+        n = check_positive_int(n, "n")
+        return float(-(n - 1) * (n + 2) / (3.0 * (n + 1) ** 2))
+    arr = check_array(n, "n")
+    if np.any(arr < 1) or np.any(arr != np.round(arr)):
+        raise ValueError("n must hold positive integers")
+    return -(arr - 1) * (arr + 2) / (3.0 * (arr + 1) ** 2)
+
+
+def goe_eigs(n, n_matrices, rng=None, scale=1.0):
+    r"""Sorted eigenvalues of independent :math:`n\times n` GOE matrices.
+
+    Off-diagonal entries have variance ``scale``, diagonal entries ``2 * scale``
+    (density :math:`\propto e^{-\operatorname{Tr}H^2/4v}`).
+
+    Parameters
+    ----------
+    n : int
+        Matrix size.
+    n_matrices : int
+        Number of matrices.
+    rng : int, numpy.random.Generator or None
+        Randomness.
+    scale : float
+        Off-diagonal variance :math:`v`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_matrices, n)
+        Each row sorted increasingly.
+
+    Examples
+    --------
+    >>> goe_eigs(3, 5, 0).shape
+    (5, 3)
+    """
+    n = check_positive_int(n, "n")
+    n_matrices = check_positive_int(n_matrices, "n_matrices")
+    v = check_positive(scale, "scale")
+    g = as_generator(rng).normal(size=(n_matrices, n, n))
+    h = np.sqrt(v / 2.0) * (g + np.swapaxes(g, 1, 2))
+    return np.linalg.eigvalsh(h)
+
+
+def unfolded_spacings(eigs, cdf, drop_edges=1):
+    r"""Nearest-neighbour spacings after unfolding each spectrum through a distribution function.
+
+    Each spectrum (row) of length :math:`N` is sorted and mapped to :math:`u_i=N\,F(x_i)`, which has
+    mean spacing one where :math:`F` is the right law; the consecutive differences are taken,
+    ``drop_edges`` spacings are dropped at each end (the edges unfold poorly), the rest are pooled
+    over spectra and divided by their mean.
+
+    Parameters
+    ----------
+    eigs : array_like, shape (N,) or (n_spectra, N)
+        One spectrum, or one spectrum per row.
+    cdf : callable
+        Vectorised distribution function :math:`F` of the eigenvalue density.
+    drop_edges : int
+        Number of spacings dropped at each end of every spectrum (>= 0).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_spectra * (N - 1 - 2 * drop_edges),)
+        Pooled spacings with mean one.
+
+    Examples
+    --------
+    >>> s = unfolded_spacings([[0.1, 0.2, 0.4, 0.7]], lambda x: x, drop_edges=0)
+    >>> np.round(s, 3).tolist()
+    [0.5, 1.0, 1.5]
+    """
+    if not callable(cdf):
+        raise ValueError("cdf must be callable")
+    e = _spectra(eigs, "eigs", 2)
+    if isinstance(drop_edges, (bool, np.bool_)) or not isinstance(drop_edges, numbers.Integral) or drop_edges < 0:
+        raise ValueError(f"drop_edges must be a non-negative integer, got {drop_edges!r}")
+    n = e.shape[1]
+    if n - 1 - 2 * drop_edges < 1:
+        raise ValueError(f"drop_edges={drop_edges} leaves no spacing in spectra of length {n}")
+    u = n * np.asarray(cdf(e), dtype=float)
+    if u.shape != e.shape or not np.all(np.isfinite(u)):
+        raise ValueError("cdf must return finite values of the same shape as its input")
+    s = np.diff(u, axis=1)[:, drop_edges:n - 1 - drop_edges].ravel()
+    if s.mean() <= 0:
+        raise ValueError("cdf must increase over the spectra (all unfolded spacings are zero)")
+    return s / s.mean()
+
+
+def spacing_ratios(eigs):
+    r"""Unfolding-free spacing ratios :math:`\tilde r_i=\min(s_i,s_{i+1})/\max(s_i,s_{i+1})`, pooled over rows.
+
+    :math:`s_i=x_{i+1}-x_i` are the spacings of the sorted spectrum. The mean is about 0.5307 for the
+    GOE (:data:`GOE_MEAN_SPACING_RATIO`) and :math:`2\log2-1\approx0.3863` for Poisson levels.
+
+    Parameters
+    ----------
+    eigs : array_like, shape (N,) or (n_spectra, N)
+        One spectrum or one per row, :math:`N\ge3`, without repeated eigenvalues.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_spectra * (N - 2),)
+
+    Examples
+    --------
+    >>> np.round(spacing_ratios([0.0, 1.0, 3.0, 3.5]), 3).tolist()
+    [0.5, 0.25]
+    """
+    e = _spectra(eigs, "eigs", 3)
+    s = np.diff(e, axis=1)
+    a, b = s[:, :-1], s[:, 1:]
+    hi = np.maximum(a, b)
+    if np.any(hi <= 0):
+        raise ValueError("eigs must not contain three equal eigenvalues in a row")
+    return (np.minimum(a, b) / hi).ravel()
+
+
+def spacing_ratio_density(r, ensemble="goe"):
+    r"""Density of the spacing ratio :math:`\tilde r\in[0,1]` for a :math:`3\times3` GOE surmise or Poisson levels.
+
+    ``"goe"``: :math:`P(\tilde r)=\frac{27}{4}\frac{\tilde r+\tilde r^2}{(1+\tilde r+\tilde r^2)^{5/2}}`
+    (Atas et al. 2013; mean :math:`4-2\sqrt3\approx0.536`, slightly above the large-:math:`N` value 0.5307);
+    ``"poisson"``: :math:`P(\tilde r)=2/(1+\tilde r)^2` (mean :math:`2\log2-1`).
+
+    Parameters
+    ----------
+    r : array_like
+        Ratios (zero outside :math:`[0,1]`).
+    ensemble : {"goe", "poisson"}
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> np.round(spacing_ratio_density([0.5, 1.0]), 4).tolist()
+    [1.2496, 0.866]
+    """
+    r = check_array(r, "r")
+    inside = (r >= 0) & (r <= 1)
+    if ensemble == "goe":
+        f = 6.75 * (r + r * r) / (1.0 + r + r * r) ** 2.5
+    elif ensemble == "poisson":
+        f = 2.0 / (1.0 + np.abs(r)) ** 2
+    else:
+        raise ValueError(f"ensemble must be 'goe' or 'poisson', got {ensemble!r}")
+    return np.where(inside, f, 0.0)
+
+
+# ---------------------------------------------------------------------------
+
+
+def _finite(x, name):
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.ndarray)):
+        raise ValueError(f"{name} must be a real number, got {x!r}")
+    x = float(x)
+    if not np.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x}")
+    return x
+
+
+def _spectra(eigs, name, min_len):
+    e = check_array(eigs, name)
+    if e.ndim == 1:
+        e = e[None, :]
+    if e.ndim != 2:
+        raise ValueError(f"{name} must be 1-D or 2-D, got shape {e.shape}")
+    if e.shape[1] < min_len:
+        raise ValueError(f"{name} must hold at least {min_len} eigenvalues per spectrum, got {e.shape[1]}")
+    return np.sort(e, axis=1)

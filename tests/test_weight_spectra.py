@@ -1,0 +1,181 @@
+"""Tests of seqrmt.dyson.weight_spectra: checkpoints D-6, D-6b, D-6c of the Part 4 spec, power-law MLE."""
+
+import doctest
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+from seqrmt import rmt
+from seqrmt.dyson import universality as uni
+from seqrmt.dyson import weight_spectra as ws
+from seqrmt.utils import single_threaded_blas
+
+X_PLUS = (1 / 3) * 1.5**2  # MP upper edge for s^2 = 64/192 = 1/3, r = 1/4
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    with single_threaded_blas():
+        yield
+
+
+def init_key_eigs(rng, n_matrices=320):
+    """Eigenvalues of K K^T for K of shape (16, 64), entries U(-1/8, 1/8): PyTorch's Linear(64, 16) init."""
+    return ws.gram_eigenvalues(rng.uniform(-1 / 8, 1 / 8, size=(n_matrices, 16, 64)))
+
+
+def test_gram_eigenvalues_match_eigvalsh_and_orientation():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((5, 64, 16))
+    e = ws.gram_eigenvalues(w)
+    assert e.shape == (5, 16)
+    ref = np.linalg.eigvalsh(np.swapaxes(w, 1, 2) @ w)
+    np.testing.assert_allclose(e, ref, rtol=1e-10)
+    np.testing.assert_allclose(ws.gram_eigenvalues(np.swapaxes(w, 1, 2)), e, rtol=1e-10)
+
+
+def test_d6_mp_at_pytorch_init():
+    """D-6: mean 1/3 (variance 1/192, Correction 4), edges (1/12, 3/4), pooled fit A = 0.993, s^2 = 0.3355 (2%)."""
+    eigs = init_key_eigs(np.random.default_rng(6))
+    assert eigs.shape == (320, 16)
+    # mean eigenvalue = 64 Var = 64/192; standard error from the sample
+    se = eigs.mean(axis=1).std() / np.sqrt(320)
+    assert abs(eigs.mean() - 1 / 3) < 4 * se
+    assert rmt.mp_edges(0.25, 1 / 3) == pytest.approx((1 / 12, 0.75))
+    fit = ws.fit_mp_bulk(eigs, 0.25)
+    assert fit.area == pytest.approx(0.993, rel=0.02)
+    assert fit.var == pytest.approx(0.3355, rel=0.02)
+    assert fit.edges == pytest.approx(rmt.mp_edges(0.25, fit.var))
+    assert fit.tail_weight == pytest.approx(1 - fit.area)
+    # the histogram is a density normalised by all eigenvalues
+    assert np.sum(fit.hist * np.diff(fit.bin_edges)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("frac,expected", [(0.15, 0.856), (0.20, 0.816), (0.25, 0.767)])
+def test_d6b_bulk_area_with_pareto_tail(frac, expected):
+    """D-6b: bulk of D-6 plus a Pareto(1.5) tail of weight f above x_+; 80 bins on [0, 1.2 x_+].
+
+    Spec: A = 0.856 / 0.816 / 0.767 (+-0.02). Over 20 seeds the default (bin-averaged) fit gives
+    A = 0.845 / 0.801 / 0.764 with standard deviation 0.004-0.007: the part of the tail inside
+    [x_+, 1.2 x_+] widens the fitted bulk a little, so A sits slightly above the true 1 - f. The
+    spec's recipe (density at the bin centres) has several local minima; its quoted values match
+    ``curve_fit`` started at the mean eigenvalue, which stops on a minimum at s^2 ~ 0.35.
+    """
+    rng = np.random.default_rng(0)
+    bulk = init_key_eigs(rng).ravel()
+    tail = X_PLUS * (1 + rng.pareto(1.5, size=int(round(frac / (1 - frac) * bulk.size))))
+    eigs = np.concatenate([bulk, tail])
+    fit = ws.fit_mp_bulk(eigs, 0.25, bins=80, range=(0, 1.2 * X_PLUS))
+    assert fit.area == pytest.approx(expected, abs=0.02)
+    assert fit.area == pytest.approx(1 - frac, abs=0.03)
+    assert fit.var == pytest.approx(1 / 3, rel=0.1)
+    assert ws.tail_weight(eigs, 0.25, bins=80, range=(0, 1.2 * X_PLUS)) == pytest.approx(1 - fit.area)
+
+
+def test_fit_recovers_scaled_bulk():
+    """A pure MP sample at another scale: A = 1 and s^2 = 64 Var within a few standard errors."""
+    rng = np.random.default_rng(3)
+    eigs = ws.gram_eigenvalues(rng.standard_normal((400, 64, 16)) * 0.3)  # s^2 = 64 * 0.09 = 5.76
+    for bin_model in ("average", "centre"):
+        fit = ws.fit_mp_bulk(eigs, 0.25, bin_model=bin_model)
+        assert fit.var == pytest.approx(5.76, rel=0.02)
+        assert fit.area == pytest.approx(1.0, abs=0.03)
+    lo, hi = fit.edges
+    mass = integrate.quad(lambda x: fit.density(np.array([x]))[0], lo, hi, limit=200)[0]
+    assert mass == pytest.approx(fit.area, rel=1e-6)
+    assert float(fit.cdf(np.array([hi]))[0]) == pytest.approx(1.0)
+
+
+def test_d6c_unfolded_spacings_of_loe_matrices():
+    """D-6c: 64x16 real Gaussian (LOE) matrices, MP-CDF unfolding, edges dropped:
+    <s^2> = 1.284, KS to the surmise 0.008, <r~> = 0.531 (tolerance 0.01).
+
+    8000 matrices give 104,000 spacings: standard error of <s^2> about 0.004.
+    """
+    rng = np.random.default_rng(66)
+    eigs = ws.gram_eigenvalues(rng.standard_normal((8000, 64, 16)) / 8)  # s^2 = 1
+    s = uni.unfolded_spacings(eigs, lambda x: rmt.mp_cdf(x, 0.25, 1.0), drop_edges=1)
+    assert np.mean(s**2) == pytest.approx(1.284, abs=0.01)
+    assert rmt.ks_distance(s, uni.wigner_surmise_cdf) == pytest.approx(0.008, abs=0.01)
+    assert np.mean(uni.spacing_ratios(eigs)) == pytest.approx(0.531, abs=0.01)
+    # Poisson levels (independent uniforms) are far from the surmise: the test can fail
+    poisson = np.sort(rng.uniform(size=(2000, 16)), axis=1)
+    sp = uni.unfolded_spacings(poisson, lambda x: x, drop_edges=1)
+    assert rmt.ks_distance(sp, uni.wigner_surmise_cdf) > 0.1
+
+
+def test_ensemble_cdf_unfolds_to_unit_spacings():
+    rng = np.random.default_rng(5)
+    eigs = init_key_eigs(rng, 400)
+    F = ws.ensemble_cdf(eigs)
+    u = F(eigs.ravel())
+    assert np.all((u > 0) & (u < 1))
+    # the pooled unfolded levels are uniform: KS against U(0, 1) of order n^(-1/2)
+    assert rmt.ks_distance(u, lambda t: np.clip(t, 0, 1)) < 1e-3
+    s = uni.unfolded_spacings(eigs, F, drop_edges=1)
+    assert np.mean(s**2) == pytest.approx(1.284, abs=0.03)
+
+
+@pytest.mark.parametrize("alpha", [2.0, 3.5])
+def test_powerlaw_mle_recovers_exponent(alpha):
+    """Pareto samples above x_min = 2 mixed with a body below: alpha within 3 standard errors, x_min found."""
+    rng = np.random.default_rng(int(alpha * 10))
+    n_tail = 3000
+    tail = 2.0 * (1 + rng.pareto(alpha - 1, size=n_tail))  # density ~ x^(-alpha) for x >= 2
+    body = rng.uniform(0.1, 2.0, size=2000)
+    fit = ws.powerlaw_tail_fit(np.concatenate([body, tail]))
+    assert abs(fit.alpha - alpha) < 3 * (alpha - 1) / np.sqrt(n_tail)
+    assert 1.9 < fit.xmin < np.median(tail)  # KS picks x_min at or above the true cutoff
+    assert fit.sigma == pytest.approx((fit.alpha - 1) / np.sqrt(fit.n_tail))
+    # fixed x_min: the closed-form MLE
+    fixed = ws.powerlaw_tail_fit(tail, xmin=2.0)
+    assert fixed.alpha == pytest.approx(1 + n_tail / np.sum(np.log(tail / 2.0)))
+    assert fixed.ccdf(np.array([2.0, 4.0])) == pytest.approx([1.0, 2.0 ** (1 - fixed.alpha)])
+
+
+def test_powerlaw_ks_rejects_exponential():
+    """An exponential sample fitted as a power law has a KS distance far above the Pareto one."""
+    rng = np.random.default_rng(1)
+    pareto = ws.powerlaw_tail_fit(1 + rng.pareto(1.5, size=2000), xmin=1.0)
+    expo = ws.powerlaw_tail_fit(1 + rng.exponential(size=2000), xmin=1.0)
+    assert pareto.ks < 0.04 < expo.ks
+
+
+def test_value_errors():
+    good = np.abs(np.random.default_rng(0).standard_normal(100)) + 0.1
+    with pytest.raises(ValueError, match="weights"):
+        ws.gram_eigenvalues(np.ones(4))
+    with pytest.raises(ValueError, match="weights"):
+        ws.gram_eigenvalues(np.full((2, 2), np.nan))
+    with pytest.raises(ValueError, match="ratio"):
+        ws.fit_mp_bulk(good, 1.5)
+    with pytest.raises(ValueError, match="ratio"):
+        ws.fit_mp_bulk(good, 0.0)
+    with pytest.raises(ValueError, match="eigs"):
+        ws.fit_mp_bulk(-good, 0.25)
+    with pytest.raises(ValueError, match="n_total"):
+        ws.fit_mp_bulk(good, 0.25, n_total=0)
+    with pytest.raises(ValueError, match="bins"):
+        ws.fit_mp_bulk(good, 0.25, bins="nonsense")
+    with pytest.raises(ValueError, match="bin_model"):
+        ws.fit_mp_bulk(good, 0.25, bin_model="left")
+    with pytest.raises(ValueError, match="area"):
+        ws.mp_bulk_density(0.5, -1.0, 1.0, 0.25)
+    with pytest.raises(ValueError, match="var"):
+        ws.mp_bulk_density(0.5, 1.0, 0.0, 0.25)
+    with pytest.raises(ValueError, match="eigs"):
+        ws.ensemble_cdf([1.0, 1.0])
+    with pytest.raises(ValueError, match="x"):
+        ws.powerlaw_tail_fit(np.array([1.0, -2.0, 3.0]))
+    with pytest.raises(ValueError, match="min_tail"):
+        ws.powerlaw_tail_fit(good, min_tail=1)
+    with pytest.raises(ValueError, match="min_tail"):
+        ws.powerlaw_tail_fit(good[:5], min_tail=10)
+    with pytest.raises(ValueError, match="xmin"):
+        ws.powerlaw_tail_fit(good, xmin=1e9)
+
+
+def test_doctests():
+    result = doctest.testmod(ws, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
