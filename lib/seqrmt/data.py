@@ -6,8 +6,8 @@ stored in this repository. The recipe (modern-spelling plays, sorted by file nam
 joined by three newlines, truncated to the 1,115,394 characters of Tiny Shakespeare) gives a
 pure-ASCII file with 77 distinct characters and a fixed sha256 hash, which is verified.
 
-Conventions
------------
+**Conventions.**
+
 * Token arrays are 1-D ``numpy.ndarray`` of ``int64``.
 * The character vocabulary is the sorted set of the characters of the text; token ``i`` is
   ``chars[i]``.
