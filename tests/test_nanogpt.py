@@ -273,3 +273,127 @@ def test_argument_errors():
 def test_doctests():
     result = doctest.testmod(ng, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+# ---------------------------------------------------------------- Chapter 3 options (Llama-style model)
+LLAMA_TINY = dict(n_layer=2, n_embd=16, n_head=3, head_dim=4, mlp_hidden=24, block_size=8)
+
+
+def llama_count(V_in, V_out, d, L, nh, hs, F, block=0):
+    """Parameters of GPTConfig.llama: embeddings, per block two RMSNorm weights, qkv, wo, SwiGLU; final norm; head."""
+    A = nh * hs
+    return V_in * d + block * d + L * (2 * d + 3 * A * d + A * d + 3 * d * F) + d + V_out * d
+
+
+def test_paper_transformer_parameter_count():
+    cfg = ng.GPTConfig.llama(140, out_vocab_size=100)
+    assert (cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.head_size, cfg.attn_width, cfg.hidden_width) == (4, 128, 6, 20,
+                                                                                                         120, 512)
+    model = ng.GPT(cfg)
+    assert model.num_parameters() == llama_count(140, 100, 128, 4, 6, 20, 512)
+    assert model.wpe is None and not any("wpe" in name for name, _ in model.named_parameters())
+    assert tuple(model.lm_head.weight.shape) == (100, 128) and model.lm_head.bias is None
+    assert model.lm_head.weight.data_ptr() != model.wte.weight.data_ptr()
+    attn = model.blocks[0].attn
+    assert tuple(attn.c_attn.weight.shape) == (360, 128) and tuple(attn.c_proj.weight.shape) == (128, 120)
+    assert isinstance(model.blocks[0].ln_1, torch.nn.RMSNorm) and model.ln_f.eps == 1e-5
+    assert ng.head_weights(model, "value").shape == (4, 6, 20, 128)
+
+
+@pytest.mark.parametrize("opts,extra", [
+    (dict(pos_embedding="learned"), 8 * 16),  # learned positions add block_size * d
+    (dict(norm="layernorm"), 0),  # LayerNorm without bias has the same weight count as RMSNorm
+    (dict(activation="gelu"), -2 * 16 * 24),  # two maps instead of three
+])
+def test_llama_variant_parameter_counts(opts, extra):
+    cfg = ng.GPTConfig.llama(13, out_vocab_size=7, **{**LLAMA_TINY, **opts})
+    assert ng.GPT(cfg).num_parameters() == llama_count(13, 7, 16, 2, 3, 4, 24) + extra
+
+
+def test_new_defaults_keep_nanogpt_unchanged():
+    cfg = ng.GPTConfig(**TINY)
+    assert (cfg.pos_embedding, cfg.norm, cfg.head_size, cfg.hidden_width, cfg.n_out) == ("learned", "layernorm", 8,
+                                                                                         64, 11)
+    model = ng.GPT(cfg)
+    assert isinstance(model.ln_f, torch.nn.LayerNorm) and model.wpe is not None
+    assert not hasattr(model.blocks[0].mlp, "c_up")
+
+
+def test_llama_init_scales_wo_and_w3():
+    L = 4
+    model = ng.build_gpt(ng.GPTConfig.llama(50, out_vocab_size=40, n_layer=L), seed=0, device="cpu")
+    std = {name: float(p.detach().std()) for name, p in model.named_parameters()}
+    small = 0.02 / np.sqrt(2 * L)
+    for name, s in std.items():
+        if name.endswith(("attn.c_proj.weight", "mlp.c_up.weight")):
+            assert s == pytest.approx(small, rel=0.05), name
+        elif name.endswith(("c_attn.weight", "c_fc.weight", "mlp.c_proj.weight", "wte.weight", "lm_head.weight")):
+            assert s == pytest.approx(0.02, rel=0.05), name
+        else:  # RMSNorm weights start at one
+            assert "ln" in name and s == 0.0
+
+
+def test_swiglu_mlp_formula():
+    model = ng.build_gpt(ng.GPTConfig.llama(13, **LLAMA_TINY), seed=1, device="cpu")
+    mlp = model.blocks[0].mlp
+    x = torch.randn(2, 3, 16, generator=torch.Generator().manual_seed(0))
+    w1, w3, w2 = mlp.c_fc.weight, mlp.c_up.weight, mlp.c_proj.weight
+    expected = (torch.nn.functional.silu(x @ w1.T) * (x @ w3.T)) @ w2.T
+    torch.testing.assert_close(mlp(x), expected)
+
+
+def test_rmsnorm_formula():
+    model = ng.build_gpt(ng.GPTConfig.llama(13, **LLAMA_TINY), seed=1, device="cpu")
+    x = torch.randn(4, 16, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(model.ln_f(x), x / torch.sqrt((x ** 2).mean(-1, keepdim=True) + 1e-5))
+
+
+def test_hidden_states_give_the_forward_logits():
+    model = ng.build_gpt(ng.GPTConfig.llama(13, out_vocab_size=7, **LLAMA_TINY), seed=2, device="cpu")
+    idx = torch.randint(13, (5, 6), generator=torch.Generator().manual_seed(0))
+    h = model.hidden_states(idx)
+    logits, _ = model(idx)
+    assert tuple(h.shape) == (5, 6, 16) and tuple(logits.shape) == (5, 6, 7)
+    torch.testing.assert_close(model.lm_head(h), logits)
+    torch.testing.assert_close(h[:, -1] @ model.lm_head.weight.T, logits[:, -1])
+    # RMSNorm with unit weights: mean square ms / (ms + eps) of the pre-norm state, just below one
+    ms = h.detach().pow(2).mean(-1)
+    assert bool(((ms > 0.9) & (ms <= 1.0)).all())
+
+
+def test_without_positions_one_layer_ignores_the_order_of_the_prefix():
+    """One causal layer without positions: the last output depends on the prefix as a multiset only."""
+    idx = torch.randint(13, (4, 6), generator=torch.Generator().manual_seed(3))
+    perm = torch.tensor([3, 0, 4, 1, 2, 5])  # shuffles the first five tokens, keeps the last
+    for pos, same in (("none", True), ("learned", False)):
+        cfg = ng.GPTConfig.llama(13, **{**LLAMA_TINY, "n_layer": 1, "pos_embedding": pos})
+        model = ng.build_gpt(cfg, seed=0, device="cpu")
+        a, b = model(idx)[0][:, -1], model(idx[:, perm])[0][:, -1]
+        assert torch.allclose(a, b, atol=1e-5) == same
+    # with two layers the causal mask lets the model tell positions apart even without encodings
+    model = ng.build_gpt(ng.GPTConfig.llama(13, **LLAMA_TINY), seed=0, device="cpu")
+    assert not torch.allclose(model(idx)[0][:, -1], model(idx[:, perm])[0][:, -1], atol=1e-5)
+
+
+def test_aarts_and_nanogpt_counts_unchanged_by_new_fields():
+    assert ng.GPT(ng.GPTConfig.aarts(65)).num_parameters() == 209_729
+    cfg = ng.GPTConfig(**TINY, head_dim=4)  # narrower heads: attention width 8 instead of 16
+    C, A, L, V = 16, 8, 2, 11
+    per_block = 2 * C + 3 * A * C + A * C + 8 * C * C
+    assert ng.GPT(cfg).num_parameters() == V * C + 16 * C + L * per_block + C
+
+
+@pytest.mark.parametrize("bad", [dict(pos_embedding="rope"), dict(norm="batch"), dict(activation="geglu"),
+                                 dict(init="llama2"), dict(head_dim=0), dict(mlp_hidden=-4),
+                                 dict(out_vocab_size=5), dict(out_vocab_size=2.0)])
+def test_new_option_errors(bad):
+    with pytest.raises(ValueError, match=next(iter(bad)).split("_")[0]):
+        ng.GPTConfig(**{**TINY, **bad})
+
+
+def test_hidden_states_errors():
+    model = ng.build_gpt(ng.GPTConfig.llama(13, **LLAMA_TINY), seed=0, device="cpu")
+    with pytest.raises(ValueError, match="idx"):
+        model.hidden_states(torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ValueError, match="block_size"):
+        model.hidden_states(torch.zeros(1, 9, dtype=torch.long))

@@ -7,10 +7,10 @@ LayerNorm and a language-model head. Options reproduce the smaller model of Karp
 key/query/value maps, ReLU MLP, untied head with bias, PyTorch's default initialisation):
 :meth:`GPTConfig.aarts`.
 
-Conventions and shapes
-----------------------
+**Conventions and shapes.**
+
 * ``B`` batch, ``T`` sequence length (``<= block_size``), ``C = n_embd``, ``nh = n_head``,
-  ``hs = C // nh`` (head size), ``V = vocab_size``.
+  ``hs = C // nh`` (head size, or ``head_dim``), ``V = vocab_size``.
 * Per-head weights are returned with shape ``(n_layer, n_head, hs, C)``: entry ``[l, h]`` is the
   weight matrix of the ``Linear(C, hs)`` map of head ``h`` in block ``l`` (a key matrix
   :math:`K\in\mathbb R^{16\times64}` for the talk's model). Its Gram matrix :math:`KK^\top` has the
@@ -18,10 +18,18 @@ Conventions and shapes
 * Training is seeded: the model's initialisation by :func:`build_gpt` (``seed``), the batches and
   dropout by :class:`TrainConfig` ``.seed``; CPU runs are bit-reproducible.
 
+Options used by Chapter 3 (a Llama-2-style model, :meth:`GPTConfig.llama`): no positional
+encoding (``pos_embedding="none"``), RMSNorm (``norm="rmsnorm"``), SwiGLU feed-forward
+(``activation="swiglu"``, hidden width ``mlp_hidden``), an attention width ``n_head * head_dim``
+different from ``n_embd``, Llama initialisation (``init="llama"``), an output vocabulary different
+from the input one (``out_vocab_size``) and the final normalised hidden states
+(:meth:`GPT.hidden_states`). Their defaults leave every earlier model unchanged.
+
 Command line: ``python -m seqrmt.nanogpt --help`` trains on the Shakespeare corpus
 (:func:`seqrmt.data.shakespeare_dataset`) and writes timings and the final validation loss as JSON.
 
-Used in: Chapter 4 (spectra of a small GPT's weights); later chapters extend :class:`GPTConfig`.
+Used in: Chapter 3 (the transformer trained on next-token data), Chapter 4 (spectra of a small
+GPT's weights).
 """
 
 from __future__ import annotations
@@ -85,7 +93,7 @@ class GPTConfig:
     ----------
     vocab_size, block_size, n_layer, n_head, n_embd : int
         Vocabulary, context length, number of blocks, heads per block, embedding width
-        (``n_embd`` must be divisible by ``n_head``).
+        (``n_embd`` must be divisible by ``n_head`` unless ``head_dim`` is given).
     dropout : float
         Dropout probability in [0, 1) (embeddings, attention weights, residual branches).
     bias : bool
@@ -99,16 +107,31 @@ class GPTConfig:
         Biases of the query/key/value maps; ``None`` follows ``bias``.
     lm_head_bias : bool
         Bias of the language-model head.
-    activation : {"gelu", "relu"}
-        MLP non-linearity.
+    activation : {"gelu", "relu", "swiglu"}
+        MLP non-linearity. ``"swiglu"``: :math:`W_2(\\mathrm{SiLU}(W_1x)\\odot W_3x)` with three
+        maps ``c_fc`` (:math:`W_1`), ``c_up`` (:math:`W_3`), ``c_proj`` (:math:`W_2`).
     mlp_ratio : int
-        Hidden width of the MLP in units of ``n_embd``.
-    init : {"gpt2", "pytorch"}
+        Hidden width of the MLP in units of ``n_embd`` (when ``mlp_hidden`` is None).
+    mlp_hidden : int or None
+        Hidden width of the MLP (``None``: ``mlp_ratio * n_embd``).
+    init : {"gpt2", "pytorch", "llama"}
         ``"gpt2"``: normal(0, 0.02) weights, zero biases, residual projections scaled by
         ``1/sqrt(2 n_layer)`` (nanoGPT). ``"pytorch"``: PyTorch's defaults, e.g.
         :math:`U(-1/\\sqrt{\\text{fan\\_in}}, 1/\\sqrt{\\text{fan\\_in}})` for ``nn.Linear`` weights.
-    pos_embedding : {"learned"}
-        Position encoding (a field so that later chapters can add variants).
+        ``"llama"`` (llama2.c): normal(0, 0.02) for every Linear and Embedding weight, zero biases,
+        and std ``0.02/sqrt(2 n_layer)`` for the attention output ``c_proj`` (``wo``) and the SwiGLU
+        map ``c_up`` (``w3``; the MLP's ``c_proj`` for the other activations).
+    pos_embedding : {"learned", "none"}
+        Learned absolute positions (``wpe``) or no positional encoding at all.
+    norm : {"layernorm", "rmsnorm"}
+        Normalisation of the blocks and of the final hidden state (eps ``1e-5``; RMSNorm has a
+        weight only).
+    head_dim : int or None
+        Width of each attention head (``None``: ``n_embd // n_head``). The attention maps then
+        act as ``Linear(n_embd, n_head * head_dim)`` and ``Linear(n_head * head_dim, n_embd)``.
+    out_vocab_size : int or None
+        Size of the language-model head's output (``None``: ``vocab_size``); a different value
+        needs ``tie_weights=False``.
 
     Examples
     --------
@@ -132,29 +155,76 @@ class GPTConfig:
     mlp_ratio: int = 4
     init: str = "gpt2"
     pos_embedding: str = "learned"
+    norm: str = "layernorm"
+    mlp_hidden: int | None = None
+    head_dim: int | None = None
+    out_vocab_size: int | None = None
 
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "mlp_ratio"):
             check_positive_int(getattr(self, name), name)
-        if self.n_embd % self.n_head:
+        for name in ("mlp_hidden", "head_dim", "out_vocab_size"):
+            if getattr(self, name) is not None:
+                check_positive_int(getattr(self, name), name)
+        if self.head_dim is None and self.n_embd % self.n_head:
             raise ValueError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
         d = check_nonnegative(self.dropout, "dropout")
         if d >= 1:
             raise ValueError(f"dropout must lie in [0, 1), got {d}")
         _check_choice(self.qkv_layout, "qkv_layout", ("fused", "per_head"))
-        _check_choice(self.activation, "activation", ("gelu", "relu"))
-        _check_choice(self.init, "init", ("gpt2", "pytorch"))
-        _check_choice(self.pos_embedding, "pos_embedding", ("learned",))
+        _check_choice(self.activation, "activation", ("gelu", "relu", "swiglu"))
+        _check_choice(self.init, "init", ("gpt2", "pytorch", "llama"))
+        _check_choice(self.pos_embedding, "pos_embedding", ("learned", "none"))
+        _check_choice(self.norm, "norm", ("layernorm", "rmsnorm"))
         for name in ("bias", "tie_weights", "lm_head_bias"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if self.qkv_bias is not None and not isinstance(self.qkv_bias, bool):
             raise ValueError(f"qkv_bias must be a bool or None, got {self.qkv_bias!r}")
+        if self.tie_weights and self.out_vocab_size not in (None, self.vocab_size):
+            raise ValueError(f"out_vocab_size ({self.out_vocab_size}) differs from vocab_size ({self.vocab_size}); "
+                             "this needs tie_weights=False")
 
     @property
     def head_size(self):
-        """``n_embd // n_head``."""
-        return self.n_embd // self.n_head
+        """``head_dim`` if given, else ``n_embd // n_head``."""
+        return self.n_embd // self.n_head if self.head_dim is None else self.head_dim
+
+    @property
+    def attn_width(self):
+        """``n_head * head_size``: the width of the concatenated queries, keys and values."""
+        return self.n_head * self.head_size
+
+    @property
+    def hidden_width(self):
+        """Hidden width of the MLP: ``mlp_hidden`` or ``mlp_ratio * n_embd``."""
+        return self.mlp_ratio * self.n_embd if self.mlp_hidden is None else self.mlp_hidden
+
+    @property
+    def n_out(self):
+        """Output vocabulary of the head: ``out_vocab_size`` or ``vocab_size``."""
+        return self.vocab_size if self.out_vocab_size is None else self.out_vocab_size
+
+    @classmethod
+    def llama(cls, vocab_size, out_vocab_size=None, **overrides):
+        """The Llama-2-style model of Zhao et al. (2024): 4 layers, width 128, 6 heads of width 20.
+
+        Pre-RMSNorm blocks and a final RMSNorm (eps ``1e-5``), SwiGLU with hidden width
+        :math:`4d=512`, no biases, no positional encoding, untied bias-free head, llama2.c's
+        initialisation. Any field can be overridden (e.g. a smaller ``n_layer``).
+
+        Examples
+        --------
+        >>> cfg = GPTConfig.llama(50, out_vocab_size=30)
+        >>> cfg.head_size, cfg.attn_width, cfg.hidden_width, cfg.n_out
+        (20, 120, 512, 30)
+        """
+        kw = dict(vocab_size=vocab_size, out_vocab_size=out_vocab_size, block_size=8, n_layer=4, n_head=6,
+                  n_embd=128, head_dim=2 * (128 // 6 // 2), dropout=0.0, bias=False, tie_weights=False,
+                  qkv_layout="fused", lm_head_bias=False, activation="swiglu", mlp_hidden=512, init="llama",
+                  pos_embedding="none", norm="rmsnorm")
+        kw.update(overrides)
+        return cls(**kw)
 
     @classmethod
     def aarts(cls, vocab_size=65, **overrides):
@@ -191,17 +261,17 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, cfg):
         super().__init__()
-        self.n_head, self.n_embd, self.dropout = cfg.n_head, cfg.n_embd, cfg.dropout
+        self.n_head, self.head_size, self.dropout = cfg.n_head, cfg.head_size, cfg.dropout
         qkv_bias = cfg.bias if cfg.qkv_bias is None else cfg.qkv_bias
         if cfg.qkv_layout == "fused":
-            self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=qkv_bias)
+            self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.attn_width, bias=qkv_bias)
         else:
             self.heads = nn.ModuleList(_Head(cfg.n_embd, cfg.head_size, qkv_bias) for _ in range(cfg.n_head))
-        self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        self.c_proj = nn.Linear(cfg.attn_width, cfg.n_embd, bias=cfg.bias)
         self.resid_dropout = nn.Dropout(cfg.dropout)
 
     def qkv_params(self):
-        """Weight ``(3C, C)`` (rows: queries, keys, values; heads in order) and bias ``(3C,)`` or None."""
+        """Weight ``(3A, C)`` (rows: queries, keys, values; heads in order; ``A = n_head * hs``) and bias or None."""
         if hasattr(self, "c_attn"):
             return self.c_attn.weight, self.c_attn.bias
         mods = [getattr(h, kind) for kind in _QKV_KINDS for h in self.heads]
@@ -211,37 +281,53 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x):
         B, T, C = x.shape
-        qkv = F.linear(x, *self.qkv_params())  # (B, T, 3C)
-        # (3, B, nh, T, hs); contiguous heads make the CPU attention kernel about 15% faster
-        q, k, v = qkv.view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4).contiguous().unbind(0)
+        A = self.n_head * self.head_size
+        q, k, v = F.linear(x, *self.qkv_params()).split(A, dim=2)  # 3 x (B, T, A)
+        q, k, v = (t.view(B, T, self.n_head, self.head_size).transpose(1, 2) for t in (q, k, v))  # (B, nh, T, hs)
         y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0,
                                            is_causal=True)  # (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)  # (B, T, C)
+        y = y.transpose(1, 2).contiguous().view(B, T, self.n_head * self.head_size)  # (B, T, A)
         return self.resid_dropout(self.c_proj(y))
 
 
 class MLP(nn.Module):
-    """Position-wise ``Linear(C, rC) -> activation -> Linear(rC, C) -> dropout``."""
+    """Position-wise ``Linear(C, F) -> activation -> Linear(F, C) -> dropout`` (``F`` the hidden width).
+
+    With ``activation="swiglu"``: ``c_proj(silu(c_fc(x)) * c_up(x))``, llama's ``w2(silu(w1 x) * w3 x)``.
+    """
 
     def __init__(self, cfg):
         super().__init__()
-        self.c_fc = nn.Linear(cfg.n_embd, cfg.mlp_ratio * cfg.n_embd, bias=cfg.bias)
-        self.act = nn.GELU() if cfg.activation == "gelu" else nn.ReLU()
-        self.c_proj = nn.Linear(cfg.mlp_ratio * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        hidden = cfg.hidden_width
+        self.swiglu = cfg.activation == "swiglu"
+        self.c_fc = nn.Linear(cfg.n_embd, hidden, bias=cfg.bias)
+        if self.swiglu:
+            self.c_up = nn.Linear(cfg.n_embd, hidden, bias=cfg.bias)
+        self.act = {"gelu": nn.GELU, "relu": nn.ReLU, "swiglu": nn.SiLU}[cfg.activation]()
+        self.c_proj = nn.Linear(hidden, cfg.n_embd, bias=cfg.bias)
         self.dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x):  # (B, T, C) -> (B, T, C)
-        return self.dropout(self.c_proj(self.act(self.c_fc(x))))
+        h = self.act(self.c_fc(x))  # (B, T, F)
+        if self.swiglu:
+            h = h * self.c_up(x)
+        return self.dropout(self.c_proj(h))
+
+
+def _norm(cfg):
+    if cfg.norm == "rmsnorm":
+        return nn.RMSNorm(cfg.n_embd, eps=1e-5)
+    return nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
 
 
 class Block(nn.Module):
-    """Pre-LayerNorm transformer block: ``x + attn(ln(x))``, then ``x + mlp(ln(x))``."""
+    """Pre-norm transformer block: ``x + attn(ln(x))``, then ``x + mlp(ln(x))`` (LayerNorm or RMSNorm)."""
 
     def __init__(self, cfg):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+        self.ln_1 = _norm(cfg)
         self.attn = CausalSelfAttention(cfg)
-        self.ln_2 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+        self.ln_2 = _norm(cfg)
         self.mlp = MLP(cfg)
 
     def forward(self, x):  # (B, T, C) -> (B, T, C)
@@ -274,15 +360,16 @@ class GPT(nn.Module):
             raise ValueError(f"config must be a GPTConfig, got {type(config).__name__}")
         self.config = cfg = config
         self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
-        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
+        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd) if cfg.pos_embedding == "learned" else None
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.ln_f = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
-        self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=cfg.lm_head_bias)
-        if cfg.init == "gpt2":
+        self.ln_f = _norm(cfg)
+        self.lm_head = nn.Linear(cfg.n_embd, cfg.n_out, bias=cfg.lm_head_bias)
+        if cfg.init in ("gpt2", "llama"):
             self.apply(self._init_gpt2)
+            scaled = ("attn.c_proj.weight", "mlp.c_up.weight" if cfg.activation == "swiglu" else "mlp.c_proj.weight")
             for name, p in self.named_parameters():
-                if name.endswith("c_proj.weight"):
+                if name.endswith("c_proj.weight" if cfg.init == "gpt2" else scaled):
                     nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layer))
         if cfg.tie_weights:
             self.lm_head.weight = self.wte.weight
@@ -298,16 +385,45 @@ class GPT(nn.Module):
         """Number of parameters (a tied matrix counted once)."""
         return sum(p.numel() for p in self.parameters())
 
-    def forward(self, idx, targets=None):
-        """Logits ``(B, T, V)`` and, when ``targets`` ``(B, T)`` are given, the mean cross-entropy."""
+    def hidden_states(self, idx):
+        """Final normalised hidden states ``(B, T, C)``: the inputs of the language-model head.
+
+        ``model.lm_head(model.hidden_states(idx))`` equals the logits of ``model(idx)``;
+        ``[:, -1]`` gives each sequence's last-position representation (Chapter 3's context embedding).
+
+        Parameters
+        ----------
+        idx : torch.Tensor
+            Token ids (``long``), shape ``(B, T)`` with ``1 <= T <= block_size``.
+
+        Returns
+        -------
+        torch.Tensor
+
+        Examples
+        --------
+        >>> m = build_gpt(GPTConfig.llama(12, out_vocab_size=7, n_layer=1, n_embd=16, head_dim=4, mlp_hidden=32),
+        ...               device="cpu")
+        >>> tuple(m.hidden_states(torch.zeros(3, 5, dtype=torch.long)).shape)
+        (3, 5, 16)
+        """
+        if not torch.is_tensor(idx) or idx.ndim != 2 or idx.shape[1] < 1:
+            raise ValueError(f"idx must be a (B, T) tensor of token ids with T >= 1, got {getattr(idx, 'shape', idx)}")
         B, T = idx.shape
         if T > self.config.block_size:
             raise ValueError(f"sequence length {T} exceeds block_size {self.config.block_size}")
-        pos = torch.arange(T, device=idx.device)  # (T,)
-        x = self.drop(self.wte(idx) + self.wpe(pos))  # (B, T, C)
+        x = self.wte(idx)  # (B, T, C)
+        if self.wpe is not None:
+            x = x + self.wpe(torch.arange(T, device=idx.device))
+        x = self.drop(x)
         for block in self.blocks:
             x = block(x)  # (B, T, C)
-        logits = self.lm_head(self.ln_f(x))  # (B, T, V)
+        return self.ln_f(x)
+
+    def forward(self, idx, targets=None):
+        """Logits ``(B, T, V)`` and, when ``targets`` ``(B, T)`` are given, the mean cross-entropy."""
+        B, T = idx.shape
+        logits = self.lm_head(self.hidden_states(idx))  # (B, T, V)
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.view(B * T, -1), targets.reshape(B * T))
@@ -333,7 +449,7 @@ class GPT(nn.Module):
         max_new_tokens = _check_nonneg_int(max_new_tokens, "max_new_tokens")
         temperature = check_positive(temperature, "temperature")
         if top_k is not None:
-            top_k = min(check_positive_int(top_k, "top_k"), self.config.vocab_size)
+            top_k = min(check_positive_int(top_k, "top_k"), self.config.n_out)
         if idx.ndim != 2 or idx.shape[1] < 1:
             raise ValueError(f"idx must have shape (B, T) with T >= 1, got {tuple(idx.shape)}")
         was_training = self.training
@@ -356,7 +472,8 @@ class GPT(nn.Module):
         out = []
         for block in self.blocks:
             w, _ = block.attn.qkv_params()  # (3C, C)
-            out.append(w[j * cfg.n_embd:(j + 1) * cfg.n_embd].view(cfg.n_head, cfg.head_size, cfg.n_embd))
+            A = cfg.attn_width
+            out.append(w[j * A:(j + 1) * A].view(cfg.n_head, cfg.head_size, cfg.n_embd))
         return torch.stack(out).detach()
 
 
