@@ -8,6 +8,9 @@ lgm
     Linear generative models of next tokens (Chapter 1).
 bsr
     Bilinear sequence regression: free probability, Bayes-optimal error, GAMP-RIE (Chapter 2).
+ntp
+    The implicit geometry of next-token prediction: NTP data, NTP-SVMs (cvxpy), unconstrained
+    features, embedding geometry (Chapter 3).
 dyson
     SGD and random matrix theory: Dyson Brownian motion, Coulomb gas, Gaussian RBM,
     weight spectra (Chapter 4).
@@ -31,7 +34,7 @@ from .utils import ConvergenceError, as_generator, preset, scale, single_threade
 
 __version__ = "0.1.0"
 
-_LAZY_MODULES = ("bsr", "dyson", "nanogpt", "data")
+_LAZY_MODULES = ("bsr", "ntp", "dyson", "nanogpt", "data")
 
 __all__ = [
     "lgm",

@@ -1,0 +1,42 @@
+r"""The implicit geometry of next-token prediction (Chapter 3).
+
+Submodules
+----------
+data
+    Next-token data as sparse soft labels: distinct contexts, supports, probabilities, entropy.
+corpus
+    An offline TinyStories-like corpus generator and a support-only generator.
+svm
+    Convex programs (cvxpy): the linear NTP-SVM, feasibility, the nuclear-norm NTP-SVM, the
+    regularisation path in logit space.
+geometry
+    Closed forms and geometry: in-support logits, W*, the projector onto F, centred supports,
+    SVD factors, Gram and cosine matrices, structural similarity.
+linear
+    Gradient descent, normalised GD and Adam on the linear model with fixed embeddings.
+ufm
+    The unconstrained-features model trained by gradient descent.
+transformer
+    Training the small transformer of the chapter on NTP data and reading out its geometry.
+
+Every public name of the submodules is available directly as ``seqrmt.ntp.<name>``; the
+``transformer`` submodule (which needs torch) is imported on first access.
+"""
+
+import importlib
+
+from . import corpus, data, geometry, linear, svm, ufm
+from .corpus import *  # noqa: F401,F403
+from .data import *  # noqa: F401,F403
+from .geometry import *  # noqa: F401,F403
+from .linear import *  # noqa: F401,F403
+from .svm import *  # noqa: F401,F403
+from .ufm import *  # noqa: F401,F403
+
+__all__ = data.__all__ + corpus.__all__ + svm.__all__ + geometry.__all__ + linear.__all__ + ufm.__all__
+
+
+def __getattr__(name):
+    if name == "transformer":
+        return importlib.import_module(".transformer", __name__)
+    raise AttributeError(f"module 'seqrmt.ntp' has no attribute {name!r}")

@@ -1,0 +1,501 @@
+r"""Closed forms and geometry of next-token prediction.
+
+What this module computes
+-------------------------
+* the anchors and masks shared by the convex programs (:func:`support_masks`);
+* the finite (in-support) logits :math:`L^{\rm in}` and the projector :math:`P_\mathcal T`;
+* for the linear model with fixed embeddings :math:`\bar H` (``d x m``): the data subspace
+  :math:`\mathcal F` (:class:`SubspaceF`) and the minimum-norm solution :math:`W^\star` of the
+  log-odds equations (:func:`w_star`);
+* the centred support matrix :math:`\tilde S=(I-\frac1V\mathbf 1\mathbf 1^\top)S`, complete
+  :math:`k`-subset supports and the closed-form max-margin logits;
+* SVD factors (word and context embeddings), normalised Gram matrices, uncentred cosine
+  matrices and the structural similarity of two matrices.
+
+Conventions: logits, supports and probabilities are ``V x m`` (rows are next tokens, columns
+are contexts); embeddings :math:`\bar H` are ``d x m``; the linear decoder ``W`` is ``V x d``.
+Factors returned by :func:`svd_factors` have **rows** indexed by words (``V x r``) and contexts
+(``m x r``). Vectorisation of ``W`` is row-major (``W.ravel()``) throughout.
+
+Used in: Chapter 3.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from .._validation import check_array, check_positive, check_positive_int, check_prob_columns
+
+__all__ = [
+    "support_masks",
+    "in_support_logits",
+    "project_T",
+    "SubspaceF",
+    "project_F",
+    "w_star",
+    "centered_support",
+    "k_subset_supports",
+    "closed_form_max_margin",
+    "closed_form_nuclear_norm",
+    "closed_form_context_cosine",
+    "svd_factors",
+    "gram_matrices",
+    "normalized_gram",
+    "cosine_similarity",
+    "structural_similarity",
+    "margin",
+]
+
+
+def _check_support(S, name="S"):
+    S = check_array(S, name, ndim=2)
+    if not np.all((S == 0) | (S == 1)):
+        raise ValueError(f"{name} must be a 0/1 matrix")
+    if np.any(S.sum(axis=0) < 1):
+        raise ValueError(f"every column of {name} must contain at least one token")
+    return S.astype(np.int64)
+
+
+def support_masks(S):
+    r"""Anchors and masks of the NTP-SVM constraints.
+
+    Parameters
+    ----------
+    S : array_like, shape (V, m)
+        0/1 support matrix (every column non-empty).
+
+    Returns
+    -------
+    anchors : ndarray of int, shape (m,)
+        :math:`a_j=\min\mathcal S_j`.
+    E : ndarray of bool, shape (V, m)
+        In-support, non-anchor entries.
+    O : ndarray of bool, shape (V, m)
+        Off-support entries.
+
+    Examples
+    --------
+    >>> a, E, O = support_masks([[1, 0], [1, 1], [0, 1]])
+    >>> a.tolist(), E.astype(int).tolist(), O.astype(int).tolist()
+    ([0, 1], [[0, 0], [1, 0], [0, 1]], [[0, 1], [0, 0], [1, 0]])
+    """
+    S = _check_support(S).astype(bool)
+    anchors = np.argmax(S, axis=0)
+    E = S.copy()
+    E[anchors, np.arange(S.shape[1])] = False
+    return anchors, E, ~S
+
+
+def in_support_logits(P):
+    r"""The finite in-support logits :math:`L^{\rm in}` (minimum-norm solution in :math:`\mathcal T`).
+
+    Parameters
+    ----------
+    P : array_like, shape (V, m)
+        Next-token probabilities (columns sum to one).
+
+    Returns
+    -------
+    ndarray, shape (V, m)
+        :math:`L^{\rm in}_{zj}=\log\hat p_{j,z}-\frac1{S_j}\sum_{z'\in\mathcal S_j}\log\hat p_{j,z'}` on
+        the support, zero off it.
+
+    Examples
+    --------
+    >>> print(np.round(in_support_logits([[0.5, 1.0], [0.5, 0.0]]), 3))
+    [[0. 0.]
+     [0. 0.]]
+    >>> print(np.round(in_support_logits([[0.8], [0.2]]).ravel(), 4))
+    [ 0.6931 -0.6931]
+    """
+    P = check_prob_columns(P, "P")
+    S = P > 0
+    logP = np.log(np.where(S, P, 1.0))
+    mean = (logP * S).sum(axis=0) / S.sum(axis=0)
+    return np.where(S, logP - mean, 0.0)
+
+
+def project_T(L, S):
+    r"""Projection onto the in-support subspace :math:`\mathcal T` (column-wise).
+
+    Parameters
+    ----------
+    L : array_like, shape (V, m)
+        Logits.
+    S : array_like, shape (V, m)
+        0/1 support matrix.
+
+    Returns
+    -------
+    ndarray, shape (V, m)
+        Column ``j`` restricted to :math:`\mathcal S_j` minus its mean over :math:`\mathcal S_j`,
+        zero off the support.
+
+    Examples
+    --------
+    >>> print(project_T([[3.0, 1.0], [1.0, 5.0]], [[1, 1], [1, 0]]))
+    [[ 1.  0.]
+     [-1.  0.]]
+    """
+    S = _check_support(S).astype(bool)
+    L = check_array(L, "L", ndim=2, shape=S.shape)
+    mean = (L * S).sum(axis=0) / S.sum(axis=0)
+    return np.where(S, L - mean, 0.0)
+
+
+class SubspaceF:
+    r"""The data subspace :math:`\mathcal F\subset\mathbb R^{V\times d}` of the linear model.
+
+    :math:`\mathcal F=\operatorname{span}\{(e_z-e_{z'})\bar h_j^\top:z\ne z'\in\mathcal S_j\}`. The
+    basis is computed once (an SVD of the stacked anchor-difference system, singular values above
+    ``tol`` times the largest) and cached.
+
+    Parameters
+    ----------
+    Hbar : array_like, shape (d, m)
+        Fixed context embeddings (columns).
+    S : array_like, shape (V, m)
+        0/1 support matrix.
+    tol : float
+        Relative threshold on singular values defining the rank.
+
+    Attributes
+    ----------
+    A : ndarray, shape (sum_j S_j - m, V*d)
+        Rows :math:`\operatorname{vec}((e_{a_j}-e_z)\bar h_j^\top)`, ``z`` in the support minus the anchor.
+    rows : tuple of ndarray
+        ``(z, j)`` indices of the rows of ``A``.
+    basis : ndarray, shape (V*d, dim F)
+        Orthonormal basis of :math:`\mathcal F` (row-major vectorisation).
+
+    Examples
+    --------
+    >>> F = SubspaceF(np.eye(2), [[1, 1], [1, 0], [0, 1]])
+    >>> F.dim
+    2
+    >>> W = np.arange(6.0).reshape(3, 2)
+    >>> bool(np.allclose(F.project(W) + F.perp(W), W))
+    True
+    """
+
+    def __init__(self, Hbar, S, tol=1e-10):
+        S = _check_support(S)
+        Hbar = check_array(Hbar, "Hbar", ndim=2, shape=(None, S.shape[1]))
+        tol = check_positive(tol, "tol")
+        V, m = S.shape
+        d = Hbar.shape[0]
+        anchors, E, _ = support_masks(S)
+        z, j = np.nonzero(E)
+        A = np.zeros((z.size, V, d))
+        r = np.arange(z.size)
+        A[r, anchors[j], :] += Hbar[:, j].T
+        A[r, z, :] -= Hbar[:, j].T
+        self.A = A.reshape(z.size, V * d)
+        self.rows = (z, j)
+        self.shape = (V, d)
+        if z.size == 0:
+            self.basis = np.zeros((V * d, 0))
+        else:
+            _, s, Vt = np.linalg.svd(self.A, full_matrices=False)
+            self.basis = Vt[s > tol * s[0]].T
+
+    @property
+    def dim(self):
+        """Dimension of :math:`\\mathcal F`."""
+        return self.basis.shape[1]
+
+    def _check_W(self, W):
+        return check_array(W, "W", ndim=2, shape=self.shape)
+
+    def project(self, W):
+        r"""Orthogonal projection :math:`P_\mathcal F(W)` of ``W`` (``V x d``)."""
+        w = self._check_W(W).ravel()
+        return (self.basis @ (self.basis.T @ w)).reshape(self.shape)
+
+    def perp(self, W):
+        r""":math:`P_\perp(W)=W-P_\mathcal F(W)`."""
+        W = self._check_W(W)
+        return W - self.project(W)
+
+    def log_odds(self, P):
+        r"""Right-hand side :math:`\log(\hat p_{j,a_j}/\hat p_{j,z})` of the rows of ``A``."""
+        P = check_prob_columns(P, "P", atol=1e-8)
+        anchors = np.argmax(P > 0, axis=0)
+        z, j = self.rows
+        with np.errstate(divide="ignore"):
+            return np.log(P[anchors[j], j]) - np.log(P[z, j])
+
+
+def project_F(W, Hbar, S):
+    r"""Project ``W`` (``V x d``) onto :math:`\mathcal F` (builds a :class:`SubspaceF`; cache it for
+    repeated use).
+
+    Examples
+    --------
+    >>> W = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])
+    >>> print(np.round(project_F(W, np.eye(2), [[1, 1], [1, 0], [0, 1]]), 3) + 0.0)
+    [[ 0.5  0. ]
+     [-0.5  0. ]
+     [ 0.   0. ]]
+    """
+    return SubspaceF(Hbar, S).project(W)
+
+
+def w_star(Hbar, P, tol=1e-8):
+    r"""The finite component :math:`W^\star`: the minimum-norm solution of the log-odds equations.
+
+    Solves :math:`(e_{a_j}-e_z)^\top W\bar h_j=\log(\hat p_{j,a_j}/\hat p_{j,z})` for all ``j`` and
+    ``z`` in :math:`\mathcal S_j\setminus\{a_j\}` in the least-norm sense; the solution lies in
+    :math:`\mathcal F`.
+
+    Parameters
+    ----------
+    Hbar : array_like, shape (d, m)
+        Context embeddings.
+    P : array_like, shape (V, m)
+        Next-token probabilities.
+    tol : float
+        Relative residual above which the data are declared not NTP-compatible.
+
+    Returns
+    -------
+    ndarray, shape (V, d)
+
+    Raises
+    ------
+    ValueError
+        If the equations are inconsistent (not NTP_H-compatible).
+
+    Examples
+    --------
+    >>> P = np.array([[0.5, 0.2], [0.5, 0.0], [0.0, 0.8]])
+    >>> W = w_star(np.eye(2), P)
+    >>> print(np.round(W, 4))
+    [[ 0.     -0.6931]
+     [ 0.      0.    ]
+     [ 0.      0.6931]]
+    """
+    P = check_prob_columns(P, "P")
+    F = SubspaceF(Hbar, (P > 0).astype(int))
+    tol = check_positive(tol, "tol")
+    b = F.log_odds(P)
+    if b.size == 0:
+        return np.zeros(F.shape)
+    w, *_ = np.linalg.lstsq(F.A, b, rcond=None)
+    res = np.linalg.norm(F.A @ w - b)
+    if res > tol * (1.0 + np.linalg.norm(b)):
+        raise ValueError(f"Hbar and P are not NTP-compatible (residual {res:.3g})")
+    return w.reshape(F.shape)
+
+
+def centered_support(S):
+    r"""The centred support matrix :math:`\tilde S=(I_V-\frac1V\mathbf 1\mathbf 1^\top)S`.
+
+    Always feasible for NTP-SVM* with margin exactly one.
+
+    Examples
+    --------
+    >>> print(centered_support([[1, 0], [0, 1]]))
+    [[ 0.5 -0.5]
+     [-0.5  0.5]]
+    """
+    S = _check_support(S).astype(float)
+    return S - S.mean(axis=0, keepdims=True)
+
+
+def k_subset_supports(V, k):
+    r"""Support matrix whose columns are all :math:`\binom Vk` subsets of size ``k`` (lexicographic).
+
+    Examples
+    --------
+    >>> k_subset_supports(3, 2).tolist()
+    [[1, 1, 0], [1, 0, 1], [0, 1, 1]]
+    """
+    V = check_positive_int(V, "V")
+    k = check_positive_int(k, "k")
+    if k > V:
+        raise ValueError(f"k must be at most V = {V}, got {k}")
+    cols = list(combinations(range(V), k))
+    S = np.zeros((V, len(cols)), dtype=np.int64)
+    for j, c in enumerate(cols):
+        S[list(c), j] = 1
+    return S
+
+
+def closed_form_max_margin(V, k):
+    r"""Closed-form NTP-SVM* solution for complete :math:`k`-subset supports.
+
+    Returns :math:`L^{\rm mm}=(I_V-\frac1V\mathbf 1\mathbf 1^\top)S` with ``S = k_subset_supports(V, k)``
+    (entries :math:`1-k/V` on the support and :math:`-k/V` off it).
+
+    Examples
+    --------
+    >>> L = closed_form_max_margin(4, 2)
+    >>> L.shape, sorted(set(np.round(L, 3).ravel().tolist()))
+    ((4, 6), [-0.5, 0.5])
+    """
+    return centered_support(k_subset_supports(V, k))
+
+
+def closed_form_nuclear_norm(V, k):
+    r""":math:`\|L^{\rm mm}\|_*=(V-1)\sqrt{\binom{V-2}{k-1}}` for complete :math:`k`-subset supports.
+
+    Examples
+    --------
+    >>> round(closed_form_nuclear_norm(5, 2), 6)
+    6.928203
+    """
+    V = check_positive_int(V, "V")
+    k = check_positive_int(k, "k")
+    if V < 2 or k >= V:
+        raise ValueError(f"need 1 <= k < V and V >= 2, got V = {V}, k = {k}")
+    return float((V - 1) * np.sqrt(comb(V - 2, k - 1)))
+
+
+def closed_form_context_cosine(V, k, overlap):
+    r"""Cosine of two max-margin context embeddings for complete :math:`k`-subset supports.
+
+    :math:`\cos(h_j,h_{j'})=(V\,|\mathcal S_j\cap\mathcal S_{j'}|-k^2)/(k(V-k))`.
+
+    Examples
+    --------
+    >>> round(float(closed_form_context_cosine(5, 1, 0)), 4)
+    -0.25
+    """
+    V = check_positive_int(V, "V")
+    k = check_positive_int(k, "k")
+    if k >= V:
+        raise ValueError(f"k must be smaller than V = {V}, got {k}")
+    overlap = np.asarray(overlap, dtype=float)
+    if np.any(overlap < 0) or np.any(overlap > k):
+        raise ValueError("overlap must lie in [0, k]")
+    return (V * overlap - k**2) / (k * (V - k))
+
+
+def svd_factors(L, tol=1e-6):
+    r"""Balanced factors of a logit matrix: word and context embeddings.
+
+    With the SVD :math:`L=U\Sigma V^\top` restricted to singular values above ``tol`` times the
+    largest: :math:`W=U_r\Sigma_r^{1/2}` (rows are words) and :math:`H=V_r\Sigma_r^{1/2}` (rows are
+    contexts), so that ``L = W @ H.T``.
+
+    Parameters
+    ----------
+    L : array_like, shape (V, m)
+    tol : float
+        Relative rank tolerance.
+
+    Returns
+    -------
+    W : ndarray, shape (V, r)
+    H : ndarray, shape (m, r)
+
+    Examples
+    --------
+    >>> W, H = svd_factors(closed_form_max_margin(5, 1))
+    >>> W.shape, H.shape, bool(np.allclose(W @ H.T, closed_form_max_margin(5, 1)))
+    ((5, 4), (5, 4), True)
+    """
+    L = check_array(L, "L", ndim=2)
+    tol = check_positive(tol, "tol")
+    U, s, Vt = np.linalg.svd(L, full_matrices=False)
+    if s[0] == 0:
+        raise ValueError("L must not be zero")
+    r = int(np.sum(s > tol * s[0]))
+    root = np.sqrt(s[:r])
+    return U[:, :r] * root, Vt[:r].T * root
+
+
+def normalized_gram(A):
+    r"""Row Gram matrix :math:`AA^\top/\|AA^\top\|_F`.
+
+    Examples
+    --------
+    >>> print(np.round(normalized_gram(np.eye(2)), 4))
+    [[0.7071 0.    ]
+     [0.     0.7071]]
+    """
+    A = check_array(A, "A", ndim=2)
+    G = A @ A.T
+    nrm = np.linalg.norm(G)
+    if nrm == 0:
+        raise ValueError("A must not be zero")
+    return G / nrm
+
+
+def gram_matrices(L, tol=1e-6):
+    r"""Frobenius-normalised Gram matrices of the balanced factors of ``L``.
+
+    Returns :math:`G_W=WW^\top/\|WW^\top\|_F=(LL^\top)^{1/2}/\|\cdot\|_F` (``V x V``) and
+    :math:`G_H=HH^\top/\|HH^\top\|_F=(L^\top L)^{1/2}/\|\cdot\|_F` (``m x m``), with ``W, H`` from
+    :func:`svd_factors` (invariant to the rotation ``R``).
+
+    Examples
+    --------
+    >>> GW, GH = gram_matrices(closed_form_max_margin(5, 2))
+    >>> round(float(GW[0, 1] / GW[0, 0]), 4), GH.shape
+    (-0.25, (10, 10))
+    """
+    W, H = svd_factors(L, tol=tol)
+    return normalized_gram(W), normalized_gram(H)
+
+
+def cosine_similarity(A):
+    r"""Uncentred cosine similarities of the rows of ``A``.
+
+    :math:`\mathrm{Cos}(A)_{ik}=\langle a_i,a_k\rangle/(\|a_i\|\|a_k\|)`; rows of zero norm get
+    cosine 0 with every row.
+
+    Examples
+    --------
+    >>> print(np.round(cosine_similarity([[1.0, 0.0], [1.0, 1.0]]), 4))
+    [[1.     0.7071]
+     [0.7071 1.    ]]
+    """
+    A = check_array(A, "A", ndim=2)
+    nrm = np.linalg.norm(A, axis=1)
+    inv = np.where(nrm > 0, 1.0 / np.where(nrm > 0, nrm, 1.0), 0.0)
+    C = (A * inv[:, None]) @ (A * inv[:, None]).T
+    return np.clip(C, -1.0, 1.0)
+
+
+def structural_similarity(A, B, C=1e-5):
+    r"""Structure term of SSIM ("structural correlation") of two equally shaped arrays.
+
+    :math:`(\sigma_{AB}+C)/(\sigma_A\sigma_B+C)` with :math:`\sigma_A,\sigma_B` the sample
+    standard deviations (``ddof=1``) over all entries and
+    :math:`\sigma_{AB}=\mathrm{mean}((A-\bar A)(B-\bar B))` (``ddof=0``), as in the authors' code.
+
+    Examples
+    --------
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> round(structural_similarity(A, 2 * A), 4)
+    0.75
+    """
+    A = check_array(A, "A")
+    B = check_array(B, "B", shape=A.shape)
+    C = check_positive(C, "C") if C != 0 else 0.0
+    if A.size < 2:
+        raise ValueError("A must have at least two entries")
+    cov = np.mean((A - A.mean()) * (B - B.mean()))
+    return float((cov + C) / (A.std(ddof=1) * B.std(ddof=1) + C))
+
+
+def margin(L, S):
+    r"""Smallest margin :math:`\min_j\min_{z\in\mathcal S_j,v\notin\mathcal S_j}(L_{zj}-L_{vj})`.
+
+    Returns ``inf`` if no column has an off-support token.
+
+    Examples
+    --------
+    >>> round(margin(centered_support([[1, 0], [0, 1], [0, 0]]), [[1, 0], [0, 1], [0, 0]]), 6)
+    1.0
+    """
+    S = _check_support(S).astype(bool)
+    L = check_array(L, "L", ndim=2, shape=S.shape)
+    lo = np.where(S, L, np.inf).min(axis=0)
+    hi = np.where(~S, L, -np.inf).max(axis=0)
+    return float(np.min(lo - hi))

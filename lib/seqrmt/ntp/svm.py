@@ -1,0 +1,253 @@
+r"""Convex programs of next-token prediction (cvxpy).
+
+* :func:`ntp_svm_frobenius`: P1's NTP-SVM for the linear model ``logits = W @ Hbar`` -- minimise the
+  squared **Frobenius** norm of ``W`` (not the spectral norm) subject to equal in-support logits
+  and margin one against every off-support token;
+* :func:`is_separable` (feasibility of the same constraints) and :func:`is_compatible` (the
+  log-odds equations, a linear system solved by least squares);
+* :func:`ntp_svm_nuclear`: the nuclear-norm NTP-SVM* of the unconstrained-features model, whose
+  solution :math:`L^{\rm mm}` depends only on the support matrix;
+* :func:`logit_path`: the nuclear-norm-regularised cross-entropy in logit space (the
+  regularisation path of the unconstrained-features model).
+
+The constraints are vectorised with the anchors :math:`a_j=\min\mathcal S_j` and the masks of
+:func:`seqrmt.ntp.geometry.support_masks`: one cvxpy constraint per kind, never one per entry.
+
+Orientation: supports, probabilities and logits are ``V x m`` (columns are contexts);
+embeddings :math:`\bar H` are ``d x m``; ``W`` is ``V x d``.
+
+Used in: Chapter 3.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+from .._validation import check_array, check_positive, check_prob_columns
+from .geometry import SubspaceF, _check_support, support_masks
+
+__all__ = [
+    "InfeasibleProgramError",
+    "ntp_svm_frobenius",
+    "is_separable",
+    "is_compatible",
+    "ntp_svm_nuclear",
+    "logit_path",
+]
+
+
+class InfeasibleProgramError(RuntimeError):
+    """Raised when a convex program is infeasible or the solver fails; the message has the status."""
+
+
+def _constraints(Lam, S):
+    """Vectorised NTP-SVM constraints on the cvxpy expression ``Lam`` (V x m)."""
+    anchors, E, O = support_masks(S)
+    ez, ej = np.nonzero(E)
+    ov, oj = np.nonzero(O)
+    cons = []
+    if ez.size:
+        cons.append(Lam[anchors[ej], ej] - Lam[ez, ej] == 0)
+    if ov.size:
+        cons.append(Lam[anchors[oj], oj] - Lam[ov, oj] >= 1)
+    return cons
+
+
+def _solve(prob, solver, what, **kwargs):
+    try:
+        prob.solve(solver=solver, **kwargs)
+    except cp.error.SolverError as exc:
+        raise InfeasibleProgramError(f"{what}: solver {solver} failed ({exc})") from exc
+    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        raise InfeasibleProgramError(f"{what}: solver status {prob.status!r}")
+    return prob.status
+
+
+def ntp_svm_frobenius(Hbar, S, solver="CLARABEL"):
+    r"""P1's NTP-SVM for the linear model with fixed embeddings.
+
+    .. math:: W^{\rm mm}=\arg\min_W\|W\|_F^2\ \text{ s.t. }\ (e_z-e_{z'})^\top W\bar h_j=0,\quad
+              (e_z-e_v)^\top W\bar h_j\ge1\quad(z,z'\in\mathcal S_j,\ v\notin\mathcal S_j).
+
+    Parameters
+    ----------
+    Hbar : array_like, shape (d, m)
+        Context embeddings (columns).
+    S : array_like, shape (V, m)
+        0/1 support matrix.
+    solver : str
+        cvxpy solver (Clarabel by default).
+
+    Returns
+    -------
+    ndarray, shape (V, d)
+
+    Raises
+    ------
+    InfeasibleProgramError
+        If the data are not NTP-separable (status in the message).
+
+    Examples
+    --------
+    >>> W = ntp_svm_frobenius(np.eye(2), [[1, 0], [0, 1], [0, 0]])
+    >>> print(np.round(W, 4))
+    [[ 0.6667 -0.3333]
+     [-0.3333  0.6667]
+     [-0.3333 -0.3333]]
+    """
+    S = _check_support(S)
+    Hbar = check_array(Hbar, "Hbar", ndim=2, shape=(None, S.shape[1]))
+    W = cp.Variable((S.shape[0], Hbar.shape[0]))
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(W)), _constraints(W @ Hbar, S))
+    _solve(prob, solver, "NTP-SVM (not NTP-separable?)")
+    return W.value
+
+
+def is_separable(Hbar, S, solver="CLARABEL"):
+    r"""Whether the data are NTP-separable (P1 Def. 2): the NTP-SVM constraints are feasible.
+
+    The feasibility program is solved with the NTP-SVM's strongly convex objective (same feasible
+    set): interior-point solvers handle it better than a zero objective.
+
+    Examples
+    --------
+    >>> S = [[1, 0, 1], [0, 1, 1], [0, 0, 0]]
+    >>> is_separable(np.eye(3), S), is_separable(np.ones((1, 3)), S)
+    (True, False)
+    """
+    S = _check_support(S)
+    Hbar = check_array(Hbar, "Hbar", ndim=2, shape=(None, S.shape[1]))
+    W = cp.Variable((S.shape[0], Hbar.shape[0]))
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(W)), _constraints(W @ Hbar, S))
+    try:
+        prob.solve(solver=solver)
+    except cp.error.SolverError as exc:
+        raise InfeasibleProgramError(f"separability check: solver {solver} failed ({exc})") from exc
+    if prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        return True
+    if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        return False
+    raise InfeasibleProgramError(f"separability check: solver status {prob.status!r}")
+
+
+def is_compatible(Hbar, P, tol=1e-8):
+    r"""Whether the data are NTP\ :sub:`H`-compatible (P1 Def. 1).
+
+    The log-odds equations :math:`(e_{a_j}-e_z)^\top W\bar h_j=\log(\hat p_{j,a_j}/\hat p_{j,z})` are a
+    linear system in ``W``; they are solvable iff the least-squares residual vanishes (relative
+    tolerance ``tol``).
+
+    Examples
+    --------
+    >>> P = [[0.5, 0.2, 0.6], [0.5, 0.8, 0.4]]
+    >>> is_compatible(np.eye(3), P), is_compatible(np.ones((1, 3)), P)
+    (True, False)
+    """
+    P = check_prob_columns(P, "P")
+    tol = check_positive(tol, "tol")
+    F = SubspaceF(Hbar, (P > 0).astype(int))
+    b = F.log_odds(P)
+    if b.size == 0:
+        return True
+    w, *_ = np.linalg.lstsq(F.A, b, rcond=None)
+    return bool(np.linalg.norm(F.A @ w - b) <= tol * (1.0 + np.linalg.norm(b)))
+
+
+def ntp_svm_nuclear(S, solver=None, deduplicate=True, **solver_options):
+    r"""The nuclear-norm NTP-SVM* of the unconstrained-features model.
+
+    .. math:: L^{\rm mm}=\arg\min_L\|L\|_*\ \text{ s.t. }\ L_{zj}=L_{z'j}\ (z,z'\in\mathcal S_j),\quad
+              L_{zj}-L_{vj}\ge1\ (z\in\mathcal S_j,\ v\notin\mathcal S_j).
+
+    Parameters
+    ----------
+    S : array_like, shape (V, m)
+        0/1 support matrix.
+    solver : str, optional
+        ``None`` picks Clarabel (accurate, ~1e-9) when the reduced problem has at most 500
+        entries and SCS (first order, ~1e-4) otherwise.
+    deduplicate : bool
+        Solve over the distinct support columns only. Contexts with equal supports have equal
+        columns at a (symmetrised) optimum, and ``k`` equal columns ``c`` have the nuclear norm of
+        the single column :math:`\sqrt k\,c`, so the reduced program has one column per distinct
+        support, scaled by the square root of its multiplicity. Same minimum, smaller SDP.
+    **solver_options
+        Passed to ``Problem.solve``.
+
+    Returns
+    -------
+    ndarray, shape (V, m)
+
+    Examples
+    --------
+    >>> L = ntp_svm_nuclear([[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    >>> print(np.round(L, 4) + 0.0)
+    [[ 0.6667 -0.3333 -0.3333]
+     [-0.3333  0.6667 -0.3333]
+     [-0.3333 -0.3333  0.6667]]
+    """
+    S = _check_support(S)
+    V, m = S.shape
+    if deduplicate:
+        Su, inverse, mult = np.unique(S.T, axis=0, return_inverse=True, return_counts=True)
+        Su, inverse = Su.T, inverse.ravel()
+    else:
+        Su, inverse, mult = S, np.arange(m), np.ones(m)
+    root = np.sqrt(mult.astype(float))
+    if solver is None:
+        solver = "CLARABEL" if Su.size <= 500 else "SCS"
+    X = cp.Variable(Su.shape)
+    # X = L_u diag(root): equalities are homogeneous, the margin of column g becomes root[g].
+    anchors, E, O = support_masks(Su)
+    ez, ej = np.nonzero(E)
+    ov, oj = np.nonzero(O)
+    cons = []
+    if ez.size:
+        cons.append(X[anchors[ej], ej] - X[ez, ej] == 0)
+    if ov.size:
+        cons.append(X[anchors[oj], oj] - X[ov, oj] >= root[oj])
+    prob = cp.Problem(cp.Minimize(cp.normNuc(X)), cons)
+    _solve(prob, solver, "NTP-SVM*", **solver_options)
+    Lu = X.value / root
+    return Lu[:, inverse]
+
+
+def logit_path(P, pi, lam, solver="CLARABEL"):
+    r"""Nuclear-norm-regularised cross-entropy in logit space (UFM regularisation path).
+
+    .. math:: L_\lambda=\arg\min_L\ \sum_j\hat\pi_j\big(\operatorname{logsumexp}(L_{:,j})-
+              \hat p_j^\top L_{:,j}\big)+\lambda\|L\|_* .
+
+    Parameters
+    ----------
+    P : array_like, shape (V, m)
+        Next-token probabilities.
+    pi : array_like, shape (m,)
+        Context frequencies (sum to one).
+    lam : float
+        Regularisation strength, > 0.
+    solver : str
+        cvxpy solver (Clarabel: exponential cone + SDP).
+
+    Returns
+    -------
+    ndarray, shape (V, m)
+
+    Examples
+    --------
+    >>> P = np.array([[0.5, 0.0], [0.5, 0.0], [0.0, 1.0]])
+    >>> L = logit_path(P, [0.5, 0.5], 1e-2)
+    >>> round(float(L[0, 0] - L[1, 0]), 4), bool(L[2, 1] - L[0, 1] > 3)
+    (0.0, True)
+    """
+    P = check_prob_columns(P, "P")
+    pi = check_array(pi, "pi", ndim=1, shape=(P.shape[1],))
+    if np.any(pi < 0) or abs(pi.sum() - 1) > 1e-8:
+        raise ValueError("pi must be non-negative and sum to one")
+    lam = check_positive(lam, "lam")
+    L = cp.Variable(P.shape)
+    ce = cp.sum(cp.multiply(pi, cp.log_sum_exp(L, axis=0))) - cp.sum(cp.multiply(P * pi, L))
+    prob = cp.Problem(cp.Minimize(ce + lam * cp.normNuc(L)))
+    _solve(prob, solver, "logit path")
+    return L.value

@@ -1,0 +1,207 @@
+r"""A small transformer trained on next-token data, and the geometry it learns (Chapter 3).
+
+The model is :class:`seqrmt.nanogpt.GPT` configured as the Llama-2-style network of Zhao et al.
+(2024) by :meth:`seqrmt.nanogpt.GPTConfig.llama` (RMSNorm, SwiGLU, no positional encoding,
+untied head). It reads the :math:`m` distinct contexts (token ids, shape ``(m, T)``) and predicts
+from the **last position**. Training is full batch: one AdamW step per epoch on the loss
+
+.. math::
+    \mathrm{CE}=\sum_{j=1}^m\hat\pi_j\,\mathrm{CE}\big(\hat p_j,\ \mathbb S(\ell_j)\big)
+    =\frac1n\sum_{i=1}^n-\log\mathbb S_{z_i}(\ell_{j(i)}),
+
+the summed cross-entropy over all :math:`n` samples divided by :math:`n`.
+
+**Conventions and shapes.**
+
+* Next-token data in the paper's orientation: ``P`` is ``(V, m)`` (column :math:`j` is
+  :math:`\hat p_j`), ``pi`` is ``(m,)``; logits are recorded as ``(V, m)``.
+* Embeddings in the authors' code orientation (rows are vectors): word embeddings ``W`` are the
+  head's weight ``(V, d)``; context embeddings ``H`` are the final normalised hidden states at the
+  last position ``(m, d)``. Hence ``logits = W @ H.T``.
+
+Used in: Chapter 3 (notebook ``05_transformer_and_ufm``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .._validation import check_array, check_nonnegative, check_positive, check_positive_int
+from ..nanogpt import GPTConfig, build_gpt
+from ..utils import torch_device
+from .data import NTPData
+from .geometry import cosine_similarity, structural_similarity
+from .linear import log_spaced_steps
+
+__all__ = ["NTPTrainResult", "train_ntp_transformer", "structural_trajectory"]
+
+
+@dataclass
+class NTPTrainResult:
+    """Outcome of :func:`train_ntp_transformer`.
+
+    Attributes
+    ----------
+    loss : numpy.ndarray
+        Full-batch loss after ``t`` optimiser steps, ``t = 0, ..., epochs`` (shape ``(epochs + 1,)``).
+    epochs : numpy.ndarray
+        The recorded epochs ``t_1 < ... < t_k``.
+    W : numpy.ndarray
+        Head weights (word embeddings) at the recorded epochs, ``(k, V, d)``.
+    H : numpy.ndarray
+        Last-position final normalised hidden states (context embeddings), ``(k, m, d)``.
+    logits : numpy.ndarray
+        Logits ``W_t H_t^T`` of the distinct contexts, ``(k, V, m)``.
+    model : seqrmt.nanogpt.GPT
+        The trained model (on its training device).
+    """
+
+    loss: np.ndarray
+    epochs: np.ndarray
+    W: np.ndarray
+    H: np.ndarray
+    logits: np.ndarray
+    model: object
+
+
+def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=1e-6, milestones=(), gamma=0.4,
+                          record=None, seed=0, device="cpu"):
+    r"""Train :class:`seqrmt.nanogpt.GPT` full batch on next-token data and record its geometry.
+
+    Every epoch is one AdamW step on :math:`\sum_j\hat\pi_j\,\mathrm{CE}(\hat p_j,\mathbb S(\ell_j))`,
+    with :math:`\ell_j` the logits at the last position of context :math:`j`; the learning rate
+    is multiplied by ``gamma`` at each epoch in ``milestones`` (PyTorch's ``MultiStepLR``). The
+    weight decay applies to every parameter, as in the authors' code.
+
+    Parameters
+    ----------
+    data : NTPData
+        Next-token data: ``P`` ``(V, m)`` and ``pi`` ``(m,)``, with ``V = config.n_out``.
+    contexts : array_like of int
+        Token ids of the :math:`m` distinct contexts, shape ``(m, T)``, ``T <= config.block_size``,
+        ids below ``config.vocab_size`` (e.g. ``TinyStoriesLike.context_ids``).
+    config : seqrmt.nanogpt.GPTConfig
+        The architecture (e.g. :meth:`~seqrmt.nanogpt.GPTConfig.llama`).
+    epochs : int
+        Number of optimiser steps (>= 1).
+    lr, weight_decay : float
+        AdamW's learning rate (> 0) and decoupled weight decay (>= 0); the paper uses 1e-4, 1e-6.
+    milestones : sequence of int
+        Epochs at which the learning rate is multiplied by ``gamma`` (the paper: 5000, ..., 25000).
+    gamma : float
+        Learning-rate factor at each milestone (> 0).
+    record : sequence of int, optional
+        Epochs (0 = initialisation) at which ``W``, ``H`` and the logits are saved
+        (default: 0 and :func:`seqrmt.ntp.linear.log_spaced_steps` ``(epochs)``).
+    seed : int
+        Seed of the initialisation (:func:`seqrmt.nanogpt.build_gpt`).
+    device : str, torch.device or None
+        ``"cpu"`` by default; ``None`` picks CUDA when available (:func:`seqrmt.utils.torch_device`).
+
+    Returns
+    -------
+    NTPTrainResult
+
+    Examples
+    --------
+    >>> data = NTPData.from_counts([[2, 0], [2, 1], [0, 3]])
+    >>> cfg = GPTConfig.llama(4, out_vocab_size=3, n_layer=1, n_embd=16, head_dim=4, mlp_hidden=32)
+    >>> res = train_ntp_transformer(data, [[1, 2], [3, 2]], cfg, epochs=50, lr=1e-2, record=[0, 50])
+    >>> res.W.shape, res.H.shape, res.logits.shape
+    ((2, 3, 16), (2, 2, 16), (2, 3, 2))
+    >>> bool(res.loss[-1] - data.entropy() < 0.05 * (res.loss[0] - data.entropy()))  # CE approaches H
+    True
+    """
+    if not isinstance(config, GPTConfig):
+        raise ValueError(f"config must be a GPTConfig, got {type(config).__name__}")
+    if not isinstance(data, NTPData):
+        raise ValueError(f"data must be an NTPData, got {type(data).__name__}")
+    P, pi = data.P, data.pi
+    ctx = np.asarray(contexts)
+    if ctx.ndim != 2 or ctx.shape[0] != P.shape[1] or not np.issubdtype(ctx.dtype, np.integer):
+        raise ValueError(f"contexts must be an integer array of shape (m, T) with m = {P.shape[1]}, "
+                         f"got {ctx.dtype} {ctx.shape}")
+    if ctx.shape[1] > config.block_size or ctx.min() < 0 or ctx.max() >= config.vocab_size:
+        raise ValueError("contexts must have T <= block_size and ids in [0, vocab_size)")
+    if P.shape[0] != config.n_out:
+        raise ValueError(f"data has V = {P.shape[0]} next tokens but config predicts {config.n_out}")
+    epochs = check_positive_int(epochs, "epochs")
+    lr = check_positive(lr, "lr")
+    weight_decay = check_nonnegative(weight_decay, "weight_decay")
+    gamma = check_positive(gamma, "gamma")
+    milestones = sorted(int(check_positive_int(e, "milestones")) for e in milestones)
+    rec = np.concatenate([[0], log_spaced_steps(epochs)]) if record is None else np.unique(np.asarray(record))
+    if rec.size == 0 or not np.issubdtype(rec.dtype, np.integer) or rec[0] < 0 or rec[-1] > epochs:
+        raise ValueError(f"record must hold integers in [0, epochs={epochs}]")
+    dev = torch_device(device)
+
+    model = build_gpt(config, seed=seed, device=dev)
+    model.train()
+    idx = torch.as_tensor(ctx, dtype=torch.long, device=dev)
+    target = torch.as_tensor(P.T * pi[:, None], dtype=torch.float32, device=dev)  # (m, V): pi_j p_{j,z}
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=milestones, gamma=gamma)
+    losses = torch.zeros(epochs + 1, device=dev)
+    saved, wanted = {"W": [], "H": [], "logits": []}, set(rec.tolist())
+    for t in range(epochs + 1):
+        h = model.hidden_states(idx)[:, -1]  # (m, d)
+        logits = model.lm_head(h)  # (m, V)
+        loss = -(target * F.log_softmax(logits, dim=-1)).sum()
+        losses[t] = loss.detach()
+        if t in wanted:
+            saved["W"].append(model.lm_head.weight.detach().cpu().double().numpy().copy())
+            saved["H"].append(h.detach().cpu().double().numpy())
+            saved["logits"].append(logits.detach().cpu().double().numpy().T)
+        if t < epochs:
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+    return NTPTrainResult(loss=losses.cpu().double().numpy(), epochs=rec, W=np.stack(saved["W"]),
+                          H=np.stack(saved["H"]), logits=np.stack(saved["logits"]), model=model)
+
+
+def structural_trajectory(Ws, Hs, targets):
+    r"""Structural similarity of the trained cosine matrices with target cosine matrices, per epoch.
+
+    For each recorded pair :math:`(W_t, H_t)` the row-wise cosine matrices
+    :math:`\mathrm{Cos}(W_t)` (``V x V``) and :math:`\mathrm{Cos}(H_t)` (``m x m``) are compared
+    with each target by :func:`seqrmt.ntp.geometry.structural_similarity`.
+
+    Parameters
+    ----------
+    Ws : array_like
+        Word embeddings, ``(k, V, d)`` (rows are words).
+    Hs : array_like
+        Context embeddings, ``(k, m, d)`` (rows are contexts).
+    targets : dict
+        ``name -> (kind, C)`` with ``kind`` ``"W"`` (``C`` is ``V x V``) or ``"H"`` (``C`` is ``m x m``).
+
+    Returns
+    -------
+    dict
+        ``name -> numpy.ndarray`` of shape ``(k,)``.
+
+    Examples
+    --------
+    >>> Ws = np.stack([np.eye(3), -np.eye(3) + 1.0])  # orthogonal rows, then cosines 1/2 off the diagonal
+    >>> out = structural_trajectory(Ws, Ws, {"words": ("W", np.eye(3))})
+    >>> np.round(out["words"], 3).tolist()
+    [0.889, 0.889]
+    """
+    Ws = check_array(Ws, "Ws", ndim=3)
+    Hs = check_array(Hs, "Hs", ndim=3, shape=(Ws.shape[0], None, None))
+    if not isinstance(targets, dict) or not targets:
+        raise ValueError("targets must be a non-empty dict name -> (kind, matrix)")
+    out = {}
+    for name, (kind, C) in targets.items():
+        if kind not in ("W", "H"):
+            raise ValueError(f"targets[{name!r}] kind must be 'W' or 'H', got {kind!r}")
+        X = Ws if kind == "W" else Hs
+        C = check_array(C, f"targets[{name!r}]", ndim=2, shape=(X.shape[1], X.shape[1]))
+        out[name] = np.array([structural_similarity(cosine_similarity(x), C) for x in X])
+    return out
