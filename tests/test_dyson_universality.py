@@ -4,7 +4,7 @@ import doctest
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import integrate
 
 from seqrmt import rmt
 from seqrmt.dyson import universality as U

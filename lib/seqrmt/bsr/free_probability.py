@@ -293,19 +293,6 @@ def _discriminant_poly(beta, rho, zeta):
         out[:prod.size] += k * prod
     return out
 
-    terms = [
-        (256, (a, a, a, e, e, e)), (-192, (a, a, b, d, e, e)), (-128, (a, a, c, c, e, e)),
-        (144, (a, a, c, d, d, e)), (-27, (a, a, d, d, d, d)), (144, (a, b, b, c, e, e)),
-        (-6, (a, b, b, d, d, e)), (-80, (a, b, c, c, d, e)), (18, (a, b, c, d, d, d)),
-        (16, (a, c, c, c, c, e)), (-4, (a, c, c, c, d, d)), (-27, (b, b, b, b, e, e)),
-        (18, (b, b, b, c, d, e)), (-4, (b, b, b, d, d, d)), (-4, (b, b, c, c, c, e)),
-        (1, (b, b, c, c, d, d)),
-    ]
-    out = np.zeros(1)
-    for k, fs in terms:
-        out = P.polyadd(out, k * mul(*fs))
-    return out
-
 
 @functools.lru_cache(maxsize=4096)
 def _trimmed_discriminant(beta, rho, zeta):
