@@ -87,3 +87,29 @@ def test_frozen():
     d = NTPData.from_counts([[1, 2], [3, 0]])
     with pytest.raises(Exception):
         d.P = None
+
+
+def test_from_corpus_reproduces_the_generated_corpus():
+    """Counting the corpus lines gives back the generator's NTPData (an independent construction)."""
+    from seqrmt.ntp.corpus import tinystories_like
+
+    corpus = tinystories_like(3, m=60)
+    rebuilt = NTPData.from_corpus(corpus.lines, context_length=5, contexts=corpus.data.contexts,
+                                  vocab=corpus.data.vocab)
+    assert np.array_equal(rebuilt.counts, corpus.data.counts)
+    assert np.allclose(rebuilt.P, corpus.data.P) and np.allclose(rebuilt.pi, corpus.data.pi)
+
+
+def test_from_corpus_windows_and_errors():
+    d = NTPData.from_corpus([["a", "b", "c", "d"]], context_length=2, windows="all")
+    assert d.contexts == [("a", "b"), ("b", "c")] and d.vocab == ["c", "d"] and d.n == 2
+    first = NTPData.from_corpus(["a b c d", "a b"], context_length=2)
+    assert first.contexts == [("a", "b")] and first.n == 1  # the short line contributes nothing
+    with pytest.raises(ValueError, match="context_length"):
+        NTPData.from_corpus(["a b c"], context_length=0)
+    with pytest.raises(ValueError, match="windows"):
+        NTPData.from_corpus(["a b c"], context_length=1, windows="some")
+    with pytest.raises(ValueError, match="lines"):
+        NTPData.from_corpus(["a b"], context_length=2)
+    with pytest.raises(ValueError, match="lines"):
+        NTPData.from_corpus("a b c", context_length=1)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from .._validation import check_array, check_prob_columns
+from .._validation import check_array, check_positive_int, check_prob_columns
 
 __all__ = ["NTPData", "ntp_entropy", "ntp_cross_entropy"]
 
@@ -197,6 +197,48 @@ class NTPData:
         P = counts / nj
         return cls(S=(counts > 0).astype(np.int64), P=P, pi=nj / nj.sum(), counts=counts,
                    contexts=contexts, vocab=vocab)
+
+    @classmethod
+    def from_corpus(cls, lines, context_length=5, windows="first", contexts=None, vocab=None):
+        """Extract (context, next-token) pairs from a whitespace-tokenised corpus and count them.
+
+        Parameters
+        ----------
+        lines : iterable of str or of sequences of tokens
+            The corpus, one sentence (or document) per item; strings are split on whitespace.
+        context_length : int
+            Number of tokens :math:`T-1` in a context.
+        windows : {"first", "all"}
+            ``"first"``: one pair per line, the first ``context_length`` tokens and the next one
+            (the construction of Zhao et al., 2024); ``"all"``: every window of the line.
+            Lines shorter than ``context_length + 1`` tokens contribute nothing.
+        contexts, vocab : list, optional
+            As in :meth:`from_pairs`.
+
+        Returns
+        -------
+        NTPData
+            Contexts are tuples of tokens.
+
+        Examples
+        --------
+        >>> d = NTPData.from_corpus(["the cat sat", "the cat ran", "the cat sat"], context_length=2)
+        >>> d.contexts, d.vocab, d.counts.ravel().tolist()
+        ([('the', 'cat')], ['sat', 'ran'], [2, 1])
+        """
+        T = check_positive_int(context_length, "context_length")
+        if windows not in ("first", "all"):
+            raise ValueError(f"windows must be 'first' or 'all', got {windows!r}")
+        if isinstance(lines, str):
+            raise ValueError("lines must be an iterable of lines, not a single string")
+        pairs = []
+        for line in lines:
+            tokens = line.split() if isinstance(line, str) else list(line)
+            starts = range(len(tokens) - T) if windows == "all" else range(min(1, len(tokens) - T))
+            pairs.extend((tuple(tokens[i:i + T]), tokens[i + T]) for i in starts)
+        if not pairs:
+            raise ValueError(f"lines must contain at least one line with more than context_length = {T} tokens")
+        return cls.from_pairs(pairs, contexts=contexts, vocab=vocab)
 
     @classmethod
     def from_pairs(cls, pairs, contexts=None, vocab=None):
