@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validation import check_array, check_positive, check_positive_int
 from ..utils import ConvergenceError, as_generator, single_threaded_blas
-from .linear import _check_finite, _check_problem, _softmax_residual
+from .linear import _check_finite, _check_problem, _softmax_residual, log_spaced_steps
 
 __all__ = [
     "ufm_loss_and_gradients",
@@ -248,7 +248,7 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
     if dtype not in (np.float32, np.float64):
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     if record_at is None:
-        record_at = np.concatenate([[0], np.unique(np.round(np.geomspace(1, max_iter, 40)))])
+        record_at = np.concatenate([[0], log_spaced_steps(max_iter)])
     record_at = np.unique(check_array(record_at, "record_at", ndim=1).astype(int))
     if record_at[0] < 0 or record_at[-1] > max_iter:
         raise ValueError(f"record_at must lie between 0 and max_iter={max_iter}")
