@@ -1,4 +1,13 @@
-"""nbval configuration: ignore stderr, record each notebook's wall time and peak memory.
+"""nbval configuration: numeric-aware output comparison, no stderr, timings and memory.
+
+Output comparison. nbval compares each cell's new outputs with the committed
+ones. Here text outputs are compared by :func:`seqrmt.testing.compare_text`:
+the text outside numbers must match exactly, and each number must match to one
+unit in its last printed digit, or within the tolerance the cell declares in
+its metadata (key ``"tolerance"``, with a mandatory ``"reason"``; see
+:mod:`seqrmt.testing`). A mismatch report names the line, the number, its
+reference, its new value and the tolerance in force. Run with
+``SEQRMT_SEED_OFFSET=1`` to re-draw every seed (the realisation check of CI).
 
 The kernel's wall time is the sum of the call-phase durations of its cells; the
 peak memory is the kernel process's high-water mark of resident memory (VmHWM,
@@ -11,6 +20,12 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections import defaultdict
+
+from nbval.plugin import IPyNbCell, transform_streams_for_comparison
+
+from seqrmt.testing import compare_text, parse_tolerance
+from seqrmt.utils import seed_offset
 
 TIMINGS_FILE = pathlib.Path(__file__).with_name("notebook_timings.json")
 MEMORY_FILE = pathlib.Path(__file__).with_name("notebook_memory.json")
@@ -23,6 +38,59 @@ def pytest_collectstart(collector):
     path = getattr(collector, "path", None)
     if path is not None and path.suffix == ".ipynb":
         collector.skip_compare += ("stderr",)
+
+
+def _flatten(cell, outputs, skip_compare):
+    """nbval's grouping of outputs by key (stream name or MIME type), sanitised."""
+    grouped = defaultdict(list)
+    for output in transform_streams_for_comparison(outputs):
+        for key, value in output.items():
+            if key in skip_compare:
+                continue
+            if key == "data":
+                for mime, data in value.items():
+                    if mime not in skip_compare:
+                        grouped[mime].append(cell.sanitize(data))
+            else:
+                grouped[key].append(cell.sanitize(value))
+    return grouped
+
+
+def _numeric_compare_outputs(self, test, ref, skip_compare=None):
+    """Replacement for ``IPyNbCell.compare_outputs``: numbers within tolerance."""
+    skip_compare = skip_compare or self.parent.skip_compare
+    self.comparison_traceback = []
+    try:
+        rules = parse_tolerance(self.cell.metadata.get("tolerance"))
+    except (TypeError, ValueError) as exc:
+        self.comparison_traceback.append(f"invalid tolerance metadata: {exc}")
+        return False
+    new, old = _flatten(self, test, skip_compare), _flatten(self, ref, skip_compare)
+    if set(new) != set(old):
+        self.comparison_traceback.append(
+            f"output fields differ: reference {sorted(old)}, new {sorted(new)}")
+        return False
+    for key, ref_values in old.items():
+        test_values = new[key]
+        if len(test_values) != len(ref_values):
+            self.comparison_traceback.append(
+                f"{key}: {len(ref_values)} reference outputs, {len(test_values)} new")
+            return False
+        for ref_out, test_out in zip(ref_values, test_values):
+            if isinstance(ref_out, str) and isinstance(test_out, str):
+                problems = compare_text(ref_out, test_out, rules)
+            else:
+                problems = [] if ref_out == test_out else ["non-text output differs"]
+            if problems:
+                self.comparison_traceback.append(f"mismatch in {key!r}:")
+                self.comparison_traceback.extend(f"  {p}" for p in problems)
+                self.comparison_traceback.append("reference output:\n" + str(ref_out))
+                self.comparison_traceback.append("new output:\n" + str(test_out))
+                return False
+    return True
+
+
+IPyNbCell.compare_outputs = _numeric_compare_outputs
 
 
 def _kernel_peak_mb(item):
@@ -61,6 +129,8 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session, exitstatus):
     """Write the JSON file once, on the controller (xdist workers have ``workerinput``)."""
     if hasattr(session.config, "workerinput") or not _seconds:
+        return
+    if seed_offset() != 0:  # the realisation check does not overwrite the book's timings
         return
     seconds = {name: round(secs, 2) for name, secs in sorted(_seconds.items())}
     TIMINGS_FILE.write_text(json.dumps(seconds, indent=2) + "\n")

@@ -6,13 +6,11 @@ for GAMP-RIE, d = L = 20 for GD) to keep the file fast; the tolerances are those
 single runs, which are about three run-to-run standard deviations at d = 60.
 """
 
-import doctest
-
 import numpy as np
 import pytest
 import torch
 
-from seqrmt.bsr import algorithms, sample_bsr
+from seqrmt.bsr import sample_bsr
 from seqrmt.bsr.algorithms import (
     design_matrix,
     gamp_rie,
@@ -303,9 +301,3 @@ def test_gd_validation():
         gd_factorized(X, y, 2, device="no-such-device")
     with pytest.raises(ValueError, match="dtype"):
         gd_factorized(X, y, 2, dtype="float16")
-
-
-def test_doctests():
-    with single_threaded_blas():
-        result = doctest.testmod(algorithms, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0

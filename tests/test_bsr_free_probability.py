@@ -1,7 +1,5 @@
 """Tests for seqrmt.bsr.free_probability (Part 2 spec, checkpoints B4, B10, B11)."""
 
-import doctest
-
 import numpy as np
 import pytest
 from scipy import integrate
@@ -255,8 +253,3 @@ def test_rie_zero_noise_returns_input():
 def test_value_errors_name_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
-
-
-def test_doctests():
-    res = doctest.testmod(fp, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert res.failed == 0 and res.attempted > 0

@@ -1,7 +1,5 @@
 """Tests for seqrmt.bsr.theory (Part 2 spec, checkpoints B1, B2, B5, B6)."""
 
-import doctest
-
 import numpy as np
 import pytest
 
@@ -241,8 +239,3 @@ def test_alpha_bar_roundtrip():
 def test_value_errors_name_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
-
-
-def test_doctests():
-    res = doctest.testmod(th, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert res.failed == 0 and res.attempted > 0

@@ -1,6 +1,5 @@
 """Tests of seqrmt.data: the Shakespeare recipe, its cache and errors, the character tokenizer."""
 
-import doctest
 import hashlib
 import io
 import pathlib
@@ -175,8 +174,3 @@ def test_train_val_split():
             data.train_val_split(np.arange(10), bad)
     with pytest.raises(ValueError, match="tokens"):
         data.train_val_split(np.ones((2, 2)))
-
-
-def test_doctests():
-    result = doctest.testmod(data, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

@@ -1,7 +1,5 @@
 """Tests of seqrmt.dyson.dbm: exact OU transitions, Ito drift of the eigenvalues, Coulomb-gas stationary law."""
 
-import doctest
-
 import numpy as np
 import pytest
 
@@ -133,8 +131,3 @@ def test_validation_errors_name_the_argument():
         D.stationary_entry_variance(1.0, -1.0)
     with pytest.raises(ValueError, match="n"):
         D.stationary_density(0.0, 0)
-
-
-def test_doctests():
-    result = doctest.testmod(D, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

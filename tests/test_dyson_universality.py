@@ -1,6 +1,5 @@
 """Tests of seqrmt.dyson.universality: checkpoints D-2, D-2b (closed forms by quadrature) and D-6c-style spacings."""
 
-import doctest
 
 import numpy as np
 import pytest
@@ -207,7 +206,7 @@ def test_spacings_of_loe_64x16_checkpoint_D6c():
     assert U.spacing_ratios(eigs).mean() == pytest.approx(0.531, abs=0.01)
 
 
-# ---------------------------------------------------------------- validation and doctests
+# ---------------------------------------------------------------- validation
 def test_validation_errors_name_the_argument():
     with pytest.raises(ValueError, match="s"):
         U.wigner_surmise([np.nan])
@@ -255,8 +254,3 @@ def test_validation_errors_name_the_argument():
         U.spacing_ratio_density(0.5, "gue")
     with pytest.raises(ValueError, match="r"):
         U.spacing_ratio_density([np.nan])
-
-
-def test_doctests():
-    result = doctest.testmod(U, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

@@ -1,7 +1,5 @@
 """Tests of seqrmt.dyson.fokker_planck (Chapter 4, Section 3.5 of the spec)."""
 
-import doctest
-
 import numpy as np
 import pytest
 
@@ -17,11 +15,6 @@ def rbm_grid(n=4001):
 
 def rbm_V(x):
     return rbm.rbm_potential(x, KAPPA, MU2)
-
-
-def test_doctests():
-    res = doctest.testmod(fp, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert res.failed == 0
 
 
 @pytest.mark.parametrize("omega,g2", [(1.0, 0.5), (0.3125, 0.01), (2.0, 0.1)])

@@ -1,6 +1,5 @@
 """Tests of seqrmt.nanogpt: checkpoint D-7 (parameter counts), layouts, training, determinism, CLI."""
 
-import doctest
 import json
 import subprocess
 import sys
@@ -268,11 +267,6 @@ def test_argument_errors():
         ng.train_gpt(model, np.ones((3, 3), dtype=int))
     with pytest.raises(ValueError, match="it"):
         ng.lr_at(-1, ng.TrainConfig())
-
-
-def test_doctests():
-    result = doctest.testmod(ng, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0
 
 
 # ---------------------------------------------------------------- Chapter 3 options (Llama-style model)

@@ -1,18 +1,10 @@
 """Tests for seqrmt.ntp.corpus (offline data sets of Chapter 3)."""
 
-import doctest
-
 import numpy as np
 import pytest
 
-from seqrmt.ntp import corpus as mod
 from seqrmt.ntp.corpus import linear_ntp_example, support_only, tinystories_like
 from seqrmt.ntp.data import NTPData
-
-
-def test_doctests():
-    res = doctest.testmod(mod, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert res.failed == 0
 
 
 def test_c3_data_statistics():

@@ -1,17 +1,9 @@
 """Tests for seqrmt.ntp.data (NTP data objects, entropy and cross-entropy)."""
 
-import doctest
-
 import numpy as np
 import pytest
 
-from seqrmt.ntp import data as mod
 from seqrmt.ntp.data import NTPData, ntp_cross_entropy, ntp_entropy
-
-
-def test_doctests():
-    res = doctest.testmod(mod, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert res.failed == 0
 
 
 def test_from_counts_and_pairs_agree():

@@ -1,12 +1,10 @@
 """Tests for seqrmt.ntp.geometry (closed forms, W*, projectors, SVD factors, similarities)."""
 
-import doctest
 from math import comb
 
 import numpy as np
 import pytest
 
-from seqrmt.ntp import geometry as mod
 from seqrmt.ntp.corpus import linear_ntp_example, support_only
 from seqrmt.ntp.geometry import (
     SubspaceF,
@@ -27,11 +25,6 @@ from seqrmt.ntp.geometry import (
     svd_factors,
     w_star,
 )
-
-
-def test_doctests():
-    res = doctest.testmod(mod, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert res.failed == 0
 
 
 @pytest.mark.parametrize("k", [1, 2])

@@ -1,7 +1,5 @@
 """Tests for seqrmt.ntp.linear: gradient methods on the linear NTP model (checkpoints C-3, C-3b, C-4)."""
 
-import doctest
-
 import numpy as np
 import pytest
 
@@ -245,8 +243,3 @@ def test_value_errors():
         linear.ridge_path(Hbar, P, pi, [1e-3], max_iter=1)
     with pytest.raises(ValueError, match="num"):
         linear.log_spaced_steps(100, num=0)
-
-
-def test_doctests():
-    result = doctest.testmod(linear, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

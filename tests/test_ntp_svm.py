@@ -1,11 +1,8 @@
 """Tests for seqrmt.ntp.svm (NTP-SVM, NTP-SVM*, feasibility, logit path)."""
 
-import doctest
-
 import numpy as np
 import pytest
 
-from seqrmt.ntp import svm as mod
 from seqrmt.ntp.corpus import linear_ntp_example, support_only
 from seqrmt.ntp.data import NTPData
 from seqrmt.ntp.geometry import (
@@ -30,11 +27,6 @@ from seqrmt.ntp.svm import (
 
 def nuc(L):
     return np.linalg.svd(L, compute_uv=False).sum()
-
-
-def test_doctests():
-    res = doctest.testmod(mod, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert res.failed == 0
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,5 @@
 """Tests of seqrmt.ntp.transformer: full-batch NTP training of the nano-GPT and its recorded geometry."""
 
-import doctest
-
 import numpy as np
 import pytest
 import torch
@@ -159,8 +157,3 @@ def test_errors():
         tf.structural_trajectory(W, W, {"a": ("X", np.eye(3))})
     with pytest.raises(ValueError, match="targets"):
         tf.structural_trajectory(W, W, {"a": ("W", np.eye(4))})
-
-
-def test_doctests():
-    result = doctest.testmod(tf, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

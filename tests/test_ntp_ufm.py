@@ -1,7 +1,5 @@
 """Tests for seqrmt.ntp.ufm: the unconstrained-features model trained by gradient descent."""
 
-import doctest
-
 import numpy as np
 import pytest
 
@@ -167,8 +165,3 @@ def test_value_errors():
         ufm.compare_with_logits(W, H, np.zeros((V, m)))
     with pytest.raises(ValueError, match="L"):
         ufm.compare_with_logits(W, H, np.ones((V + 1, m)))
-
-
-def test_doctests():
-    result = doctest.testmod(ufm, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

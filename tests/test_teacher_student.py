@@ -1,7 +1,5 @@
 """Tests of seqrmt.dyson.teacher_student: checkpoint D-1, the width formula, quenched data, a brute-force run."""
 
-import doctest
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -150,8 +148,3 @@ def test_validation_errors_name_the_argument():
         T.teacher_student_width(-0.1, 16, 0.1)
     with pytest.raises(ValueError, match="eps"):
         T.teacher_student_width(0.1, 16, np.inf)
-
-
-def test_doctests():
-    result = doctest.testmod(T, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

@@ -78,11 +78,33 @@ def test_plotting_helpers():
         plt.close(fig)
 
 
-def test_docstring_examples_run():
-    import doctest
+def test_notebook_seed_is_shifted_by_the_environment(monkeypatch):
+    from seqrmt.utils import notebook_rng, notebook_seed, seed_offset
 
-    import seqrmt
+    monkeypatch.delenv("SEQRMT_SEED_OFFSET", raising=False)
+    assert seed_offset() == 0 and notebook_seed(101) == 101
+    monkeypatch.setenv("SEQRMT_SEED_OFFSET", "3")
+    assert notebook_seed(101) == 104
+    assert notebook_rng(101).integers(1 << 30) == np.random.default_rng(104).integers(1 << 30)
+    for bad in ("-1", "one", "1.5"):
+        monkeypatch.setenv("SEQRMT_SEED_OFFSET", bad)
+        with pytest.raises(ValueError, match="SEQRMT_SEED_OFFSET"):
+            seed_offset()
+    monkeypatch.delenv("SEQRMT_SEED_OFFSET")
+    for bad in (-1, 1.0, True, "7"):
+        with pytest.raises(ValueError, match="seed"):
+            notebook_seed(bad)
 
-    for mod in (seqrmt.rmt, seqrmt.lgm, seqrmt.utils, seqrmt.plotting):
-        result = doctest.testmod(mod, extraglobs={"np": np}, optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0, mod.__name__
+
+def test_subplots_fit_the_column():
+    import matplotlib.pyplot as plt
+
+    from seqrmt import plotting
+
+    fig, axes = plotting.subplots(2, 2)
+    assert tuple(fig.get_size_inches()) == (plotting.COLUMN_WIDTH, 2 * plotting.ROW_HEIGHT)
+    assert axes.shape == (2, 2)
+    plt.close(fig)
+    for kwargs in ({"ncols": 4}, {"nrows": 0}, {"row_height": 0.1}, {"figsize": (12, 3)}):
+        with pytest.raises(ValueError):
+            plotting.subplots(**kwargs)

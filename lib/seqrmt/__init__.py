@@ -21,7 +21,10 @@ data
 plotting
     Theory-against-simulation figures in the book's style.
 utils
-    Random generators, single-threaded BLAS, torch devices, size presets.
+    Random generators (the notebooks' seeds, shifted by ``SEQRMT_SEED_OFFSET``), single-threaded
+    BLAS, torch devices, size presets.
+testing
+    Numeric-aware comparison of printed output (nbval and doctests).
 
 ``rmt``, ``lgm``, ``plotting`` and ``utils`` are imported with the package; the other modules are
 imported on first access (``seqrmt.bsr``) so that ``import seqrmt`` needs neither torch nor cvxpy.
@@ -30,11 +33,20 @@ imported on first access (``seqrmt.bsr``) so that ``import seqrmt`` needs neithe
 import importlib
 
 from . import lgm, plotting, rmt, utils
-from .utils import ConvergenceError, as_generator, preset, scale, single_threaded_blas, torch_device
+from .utils import (
+    ConvergenceError,
+    as_generator,
+    notebook_rng,
+    notebook_seed,
+    preset,
+    scale,
+    single_threaded_blas,
+    torch_device,
+)
 
 __version__ = "0.1.0"
 
-_LAZY_MODULES = ("bsr", "ntp", "dyson", "nanogpt", "data")
+_LAZY_MODULES = ("bsr", "ntp", "dyson", "nanogpt", "data", "testing")
 
 __all__ = [
     "lgm",
@@ -44,6 +56,8 @@ __all__ = [
     *_LAZY_MODULES,
     "ConvergenceError",
     "as_generator",
+    "notebook_rng",
+    "notebook_seed",
     "preset",
     "scale",
     "single_threaded_blas",

@@ -3,6 +3,12 @@
 One style everywhere: opaque white backgrounds (readable in the dark theme),
 lower-case axis labels set by the caller, line width 2, PNG output.
 
+Figures are drawn for the book's text column (about 670 CSS pixels, 7 inches):
+:data:`COLUMN_WIDTH` inches wide at most, 150 dpi so that they stay sharp on
+high-density screens, and fonts of 9-10 pt, which the column shows at about
+13-14 px. Multi-panel figures keep that width and stack rows rather than
+putting more than two or three panels side by side (:func:`subplots`).
+
 Used in: every chapter.
 """
 
@@ -15,7 +21,21 @@ import numpy as np
 
 from ._validation import check_array
 
-__all__ = ["BOOK_STYLE", "use_book_style", "book_style", "hist_vs_density", "curve_vs_mc", "mean_spread"]
+__all__ = [
+    "BOOK_STYLE",
+    "COLUMN_WIDTH",
+    "use_book_style",
+    "book_style",
+    "subplots",
+    "hist_vs_density",
+    "curve_vs_mc",
+    "mean_spread",
+]
+
+#: Width (inches) of a figure that fills the book's text column.
+COLUMN_WIDTH = 6.4
+#: Default height (inches) of one row of panels.
+ROW_HEIGHT = 3.2
 
 #: Matplotlib settings of the book's figures.
 BOOK_STYLE = {
@@ -23,14 +43,19 @@ BOOK_STYLE = {
     "axes.facecolor": "white",
     "savefig.facecolor": "white",
     "savefig.transparent": False,
-    "figure.figsize": (6.4, 4.0),
-    "figure.dpi": 100,
-    "savefig.dpi": 100,
+    "figure.figsize": (6.4, 3.8),
+    "figure.dpi": 150,
+    "savefig.dpi": 150,
     "lines.linewidth": 2.0,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "legend.frameon": False,
-    "font.size": 11,
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
     "axes.prop_cycle": mpl.cycler(
         color=["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
     ),
@@ -56,6 +81,43 @@ def book_style():
     """Context manager applying :data:`BOOK_STYLE` temporarily."""
     with mpl.rc_context(BOOK_STYLE):
         yield
+
+
+def subplots(nrows=1, ncols=1, row_height=ROW_HEIGHT, **kwargs):
+    """A grid of panels that fits the book's column: :data:`COLUMN_WIDTH` wide.
+
+    Parameters
+    ----------
+    nrows, ncols : int
+        Grid shape; at most three panels per row (more would shrink the text
+        below legibility at the column width: stack rows instead).
+    row_height : float
+        Height of one row in inches.
+    **kwargs
+        Passed to :func:`matplotlib.pyplot.subplots` (``figsize`` is set here).
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : matplotlib.axes.Axes or numpy.ndarray of them
+
+    Examples
+    --------
+    >>> fig, (ax1, ax2) = subplots(1, 2)
+    >>> tuple(fig.get_size_inches()) == (COLUMN_WIDTH, ROW_HEIGHT)
+    True
+    """
+    import matplotlib.pyplot as plt
+
+    for name, value, top in (("nrows", nrows, 6), ("ncols", ncols, 3)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+            raise ValueError(f"{name} must be an integer between 1 and {top}, got {value!r}")
+    if isinstance(row_height, bool) or not isinstance(row_height, (int, float)) or not 0.5 <= row_height <= 6:
+        raise ValueError(f"row_height must be a number of inches in [0.5, 6], got {row_height!r}")
+    if "figsize" in kwargs:
+        raise ValueError("figsize is set by subplots: pass row_height instead")
+    kwargs.setdefault("layout", "constrained")
+    return plt.subplots(nrows, ncols, figsize=(COLUMN_WIDTH, row_height * nrows), **kwargs)
 
 
 def hist_vs_density(ax, samples, x, density, bins=50, sim_label="simulation",
