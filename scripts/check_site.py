@@ -253,8 +253,9 @@ const phone = arguments[0];
   // blocks wider than their container (innermost first; one finding per block)
   const kinds = [
     ['maths', 'mjx-container[display="true"]'], ['maths', 'div.math'],
-    ['code', '.cell_input pre'], ['code', 'div.highlight pre'],
+    ['code', '.cell_input pre'],
     ['output', '.cell_output pre'], ['output', '.cell_output table'], ['output', '.cell_output .output'],
+    ['code', 'div.highlight pre'],
     ['table', 'article table'], ['table', '.pst-scrollable-table-container'],
   ];
   const flagged = [];
