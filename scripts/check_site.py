@@ -169,6 +169,35 @@ def start_browser(user_data_dir: str):
     return driver
 
 
+def browser_cpu_seconds(driver) -> float | None:
+    """CPU time (user + system) used so far by chromedriver and its live descendants (Linux)."""
+    import os
+
+    try:
+        root = driver.service.process.pid
+        tick = os.sysconf("SC_CLK_TCK")
+        children: dict[int, list[int]] = {}
+        stats: dict[int, float] = {}
+        for entry in pathlib.Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            pid, ppid = int(entry.name), int(fields[1])
+            children.setdefault(ppid, []).append(pid)
+            stats[pid] = (int(fields[11]) + int(fields[12])) / tick
+        total, todo = 0.0, [root]
+        while todo:
+            pid = todo.pop()
+            total += stats.get(pid, 0.0)
+            todo.extend(children.get(pid, []))
+        return total
+    except Exception:
+        return None
+
+
 def set_viewport(driver, width: int, height: int, mobile: bool) -> None:
     driver.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride",
@@ -432,6 +461,9 @@ def check_site(
                 note = f" ({result['info'].get('wideBlocks', 0)} blocks scroll sideways)" if is_phone else ""
                 log(f"{label:70s} {len(page_findings):3d} finding(s){note}  {time.perf_counter() - t0:5.1f} s")
         finally:
+            cpu = browser_cpu_seconds(driver)
+            if cpu is not None:
+                log(f"browser CPU time (chromedriver + chromium processes still running): {cpu:.1f} s")
             driver.quit()
     return findings
 
