@@ -19,6 +19,7 @@ chromedriver. Nothing is fetched from the network. For each page it reports:
 ``figure-scale``  a figure shown at less than 0.75 of its intended size (PNG pixels * 96 / pHYs dpi)
 ``alt-text``      a figure without descriptive alt text (empty, a file name or hash, under three words)
 ``stderr``        stderr or traceback output blocks
+``insecure-link`` a plain ``http://`` link to another site in the page content
 ``console``       SEVERE browser-console errors caused by the book's own files (external URLs ignored)
 ``phone-overflow``  (with ``--phone``) the page scrolls sideways at 390 px
 
@@ -264,7 +265,10 @@ const phone = arguments[0];
     const raw = a.getAttribute('href');
     if (!raw || raw === '#' || raw.startsWith('javascript:') || raw.startsWith('mailto:')) continue;
     let u; try { u = new URL(raw, location.href); } catch (e) { add('unresolved', 'bad link ' + raw); continue; }
-    if (u.origin !== location.origin) continue;
+    if (u.origin !== location.origin) {
+      if (u.protocol === 'http:' && article.contains(a)) add('insecure-link', `http:// link ${raw} (${snip(a.textContent, 40)})`);
+      continue;
+    }
     if (u.pathname === here) {
       const id = decodeURIComponent(u.hash.slice(1));
       if (id && !document.getElementById(id) && document.getElementsByName(id).length === 0)
