@@ -21,6 +21,7 @@ chromedriver. Nothing is fetched from the network. For each page it reports:
 ``stderr``        stderr or traceback output blocks
 ``insecure-link`` a plain ``http://`` link to another site in the page content
 ``console``       SEVERE browser-console errors caused by the book's own files (external URLs ignored)
+``load``          the page did not load or its check did not finish within 180 s
 ``phone-overflow``  (with ``--phone``) the page scrolls sideways at 390 px
 
 Solutions and hidden cells (``<details>``) are opened before measuring. The findings are a
@@ -61,6 +62,7 @@ DESKTOP = (1280, 900)
 PHONE = (390, 844)
 MIN_SCALE = 0.75
 MIN_ALT_WORDS = 3
+PAGE_TIMEOUT_S = 180
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -165,8 +167,9 @@ def start_browser(user_data_dir: str):
     opts.add_argument(f"--window-size={DESKTOP[0]},{DESKTOP[1]}")
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
-    driver.set_page_load_timeout(60)
-    driver.set_script_timeout(60)
+    # generous: on a loaded 2-core machine a long notebook page can take a minute
+    driver.set_page_load_timeout(PAGE_TIMEOUT_S)
+    driver.set_script_timeout(PAGE_TIMEOUT_S)
     return driver
 
 
@@ -449,8 +452,13 @@ def check_site(
                     current = is_phone
                 t0 = time.perf_counter()
                 driver.get_log("browser")  # drop what earlier pages logged late
-                driver.get(server.url + f"{page}.html")
-                result = driver.execute_async_script(PAGE_JS, is_phone)
+                try:
+                    driver.get(server.url + f"{page}.html")
+                    result = driver.execute_async_script(PAGE_JS, is_phone)
+                except Exception as exc:  # a timeout or a crashed tab: a finding, not the end of the run
+                    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    result = {"findings": [{"check": "load", "detail": f"page did not finish: {msg[:200]}"}],
+                              "images": [], "links": [], "info": {}}
                 page_findings = list(result["findings"])
                 if not is_phone:
                     page_findings += check_images(site, server.url, result["images"])
