@@ -300,3 +300,31 @@ def test_model1_building_blocks_validate_input(P81):
         lgm.shrinkage_estimate(np.ones((2, 3)), P81)
     with pytest.raises(ValueError, match="weights"):
         lgm.sample_context_data(P81, np.ones(3), 4, 10)
+
+
+# ---------------------------------------------------------------- pooling Monte Carlo batches
+def test_pool_context_simulations_matches_one_run():
+    """Pooling batches gives trial-weighted means and concatenated per-trial arrays."""
+    P = lgm.softmax_distributions(3, 9, 0.9, rng=0)
+    runs = [lgm.simulate_context_model(P, np.ones(9), 9, 90, [0.1, 1.0], t, rng=s)
+            for s, t in ((1, 3), (2, 5))]
+    pooled = lgm.pool_context_simulations(runs)
+    assert pooled.train_error.shape == (2, 8) and pooled.realised_weights.shape == (8, 9)
+    np.testing.assert_allclose(pooled.m, (3 * runs[0].m + 5 * runs[1].m) / 8)
+    np.testing.assert_allclose(pooled.C, (3 * runs[0].C + 5 * runs[1].C) / 8)
+    np.testing.assert_allclose(pooled.train_error_mean,
+                               np.concatenate([r.train_error for r in runs], axis=1).mean(axis=1))
+    no_C = lgm.simulate_context_model(P, np.ones(9), 9, 90, [0.1, 1.0], 2, rng=3, keep_second_moment=False)
+    assert lgm.pool_context_simulations([runs[0], no_C]).C is None
+
+
+def test_pool_context_simulations_validation():
+    P = lgm.softmax_distributions(3, 9, 0.9, rng=0)
+    a = lgm.simulate_context_model(P, np.ones(9), 9, 90, [0.1], 2, rng=1)
+    b = lgm.simulate_context_model(P, np.ones(9), 9, 90, [0.2], 2, rng=1)
+    with pytest.raises(ValueError, match="sims"):
+        lgm.pool_context_simulations([])
+    with pytest.raises(ValueError, match="sims"):
+        lgm.pool_context_simulations([a, "x"])
+    with pytest.raises(ValueError, match="sims"):
+        lgm.pool_context_simulations([a, b])

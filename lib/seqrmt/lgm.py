@@ -44,6 +44,7 @@ __all__ = [
     "context_predictions",
     "shrinkage_estimate",
     "simulate_context_model",
+    "pool_context_simulations",
     "means_from_gram",
     "MixtureTheory",
     "mixture_theory",
@@ -547,6 +548,55 @@ def simulate_context_model(
     m = m_sum / n_trials
     C = C_sum / n_trials if keep_second_moment else None
     return ContextSimulation(gammas, n_eff, m, C, errs, deltas, realised)
+
+
+def pool_context_simulations(sims):
+    r"""Pool independent runs of :func:`simulate_context_model` into one.
+
+    Running the Monte Carlo as several independent batches gives batch means,
+    from which the standard error of any statistic of the pooled means (for
+    example a shrinkage averaged over contexts) can be estimated; this function
+    returns the pooled simulation used for everything else.
+
+    Parameters
+    ----------
+    sims : sequence of ContextSimulation
+        Runs with the same ridge grid, sample count and shapes. The second
+        moments are pooled only if every run kept them.
+
+    Returns
+    -------
+    ContextSimulation
+        Means weighted by the number of trials of each run; per-trial arrays
+        concatenated.
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 9, 0.9, rng=0)
+    >>> runs = [simulate_context_model(P, np.ones(9), 9, 90, [0.1], 5, rng=s)
+    ...         for s in (1, 2)]
+    >>> pool_context_simulations(runs).train_error.shape
+    (1, 10)
+    """
+    sims = list(sims) if not isinstance(sims, ContextSimulation) else None
+    if not sims or not all(isinstance(s, ContextSimulation) for s in sims):
+        raise ValueError("sims must be a non-empty sequence of ContextSimulation")
+    first = sims[0]
+    for s in sims[1:]:
+        if (s.n_eff != first.n_eff or s.m.shape != first.m.shape
+                or not np.array_equal(s.gamma, first.gamma)):
+            raise ValueError("sims must share the ridge grid, n_eff and shapes")
+    t = np.array([s.train_error.shape[1] for s in sims], dtype=float)
+    w = t / t.sum()
+    m = sum(wi * s.m for wi, s in zip(w, sims))
+    keep = all(s.C is not None for s in sims)
+    C = sum(wi * s.C for wi, s in zip(w, sims)) if keep else None
+    return ContextSimulation(
+        first.gamma, first.n_eff, m, C,
+        np.concatenate([s.train_error for s in sims], axis=1),
+        np.concatenate([s.delta for s in sims], axis=1),
+        np.concatenate([s.realised_weights for s in sims], axis=0),
+    )
 
 
 # ---------------------------------------------------------------------------
