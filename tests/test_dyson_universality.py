@@ -254,3 +254,43 @@ def test_validation_errors_name_the_argument():
         U.spacing_ratio_density(0.5, "gue")
     with pytest.raises(ValueError, match="r"):
         U.spacing_ratio_density([np.nan])
+
+
+def test_batch_statistic_se_covers_spread_between_realisations():
+    """The batch-means standard error matches the spread of independent estimates."""
+    est = [U.batch_statistic(U.goe_eigs(2, 4000, seed), U.binder_cumulant) for seed in range(40)]
+    values, ses = np.array(est).T
+    assert abs(values.mean() + 4 / 27) < 4 * values.std(ddof=1) / np.sqrt(40)
+    assert 0.6 < np.median(ses) / values.std(ddof=1) < 1.5
+    mean, se = U.batch_statistic(np.arange(40.0), np.mean, n_batches=4)
+    assert mean == 19.5 and se > 0
+
+
+def test_batch_statistic_validation():
+    with pytest.raises(ValueError, match="n_batches"):
+        U.batch_statistic(np.zeros(10), np.mean, n_batches=1)
+    with pytest.raises(ValueError, match="n_batches"):
+        U.batch_statistic(np.zeros(10), np.mean, n_batches=20)
+    with pytest.raises(ValueError, match="statistic"):
+        U.batch_statistic(np.zeros(10), "mean")
+    with pytest.raises(ValueError, match="samples"):
+        U.batch_statistic(np.float64(1.0), np.mean)
+
+
+def test_jackknife_of_the_mean_equals_the_standard_error():
+    """For the mean, the delete-one jackknife reproduces the usual standard error."""
+    x = np.random.default_rng(1).normal(size=50)
+    mean, se = U.jackknife(x, np.mean)
+    assert np.isclose(mean, x.mean())
+    assert np.isclose(se, x.std(ddof=1) / np.sqrt(50))
+    _, se_groups = U.jackknife(x, np.mean, n_groups=10)
+    assert 0.5 < se_groups / se < 1.5
+
+
+def test_jackknife_validation():
+    with pytest.raises(ValueError, match="n_groups"):
+        U.jackknife(np.zeros(10), np.mean, n_groups=1)
+    with pytest.raises(ValueError, match="n_groups"):
+        U.jackknife(np.zeros(3), np.mean, n_groups=4)
+    with pytest.raises(ValueError, match="statistic"):
+        U.jackknife(np.zeros(10), None)
