@@ -24,7 +24,7 @@ that matches a line applies to all numbers on that line; numbers on other lines
 keep the default of one unit in the last digit::
 
     "tolerance": [{"lines": "relaxation rate", "abs": 0.02,
-                   "reason": "PCD is chaotic; 4 x the standard error 0.005 over 8 seeds"}]
+                   "reason": "8 PCD runs, SE 0.003: < 6 SE apart"}]
 
 Used in: ``notebooks/conftest.py`` (nbval) and the library's doctests.
 """
