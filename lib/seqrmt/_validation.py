@@ -117,9 +117,9 @@ def check_choice(x, name, choices):
 
 
 def check_callable(f, name):
-    """Return ``f`` after checking that it is callable."""
+    """Return ``f`` after checking that it is callable (``ValueError`` otherwise, as elsewhere)."""
     if not callable(f):
-        raise TypeError(f"{name} must be callable, got {type(f).__name__}")
+        raise ValueError(f"{name} must be callable, got {type(f).__name__}")
     return f
 
 
