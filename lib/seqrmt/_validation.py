@@ -6,18 +6,32 @@ argument, so that a reader who passes a bad value learns which one it was.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 __all__ = [
+    "MAX_SIZE",
+    "MAX_ELEMENTS",
     "check_positive",
     "check_nonnegative",
     "check_positive_int",
+    "check_size",
+    "check_allocation",
+    "check_int_array",
+    "check_choice",
+    "check_callable",
     "check_array",
     "check_prob_columns",
     "check_positive_weights",
 ]
+
+
+#: Largest size, count of steps or trials that an allocating (or looping) function accepts.
+MAX_SIZE = 2**31 - 1
+#: Largest number of entries of an array that a function allocates (2**31 float64: 16 GiB).
+MAX_ELEMENTS = 2**31
 
 
 def _as_real_scalar(x, name):
@@ -55,6 +69,90 @@ def check_positive_int(x, name):
     if x < 1:
         raise ValueError(f"{name} must be a positive integer, got {x}")
     return int(x)
+
+
+def check_size(x, name, minimum=1):
+    """Return ``x`` as an int after checking ``minimum <= x <= MAX_SIZE``.
+
+    For sizes, numbers of steps or trials that turn into allocations or loops: an absurd value
+    (``10**12``) is refused here, before anything is allocated.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not an integer in ``[minimum, MAX_SIZE]``; the message names ``name``.
+    """
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
+    if not minimum <= x <= MAX_SIZE:
+        raise ValueError(f"{name} must be an integer in [{minimum}, MAX_SIZE = {MAX_SIZE}], got {x}")
+    return int(x)
+
+
+def check_allocation(shape, name):
+    """Check, before allocating, that an array of ``shape`` has at most ``MAX_ELEMENTS`` entries.
+
+    ``shape`` holds Python ints (exact, no overflow) or ``inf`` for a size known to be huge.
+
+    Raises
+    ------
+    ValueError
+        If the product of ``shape`` exceeds ``MAX_ELEMENTS``; the message names ``name`` (the
+        arguments that set the size).
+    """
+    n = math.prod(shape)
+    if n > MAX_ELEMENTS:
+        raise ValueError(
+            f"{name} too large: an array of shape {tuple(shape)} ({n:.3g} entries) exceeds "
+            f"MAX_ELEMENTS = {MAX_ELEMENTS}"
+        )
+    return n
+
+
+def check_choice(x, name, choices):
+    """Return ``x`` after checking that it is one of ``choices``."""
+    if not isinstance(x, str) or x not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {x!r}")
+    return x
+
+
+def check_callable(f, name):
+    """Return ``f`` after checking that it is callable (``ValueError`` otherwise, as elsewhere)."""
+    if not callable(f):
+        raise ValueError(f"{name} must be callable, got {type(f).__name__}")
+    return f
+
+
+def check_solver(solver, name="solver"):
+    """Return ``solver`` after checking that it names an installed cvxpy solver.
+
+    Without this check cvxpy reports an unknown solver as a failed (e.g. "infeasible") program.
+    """
+    import cvxpy  # imported here: only the cvxpy wrappers need it
+
+    installed = cvxpy.installed_solvers()
+    if not isinstance(solver, str) or solver.upper() not in installed:
+        raise ValueError(f"{name} must be an installed cvxpy solver {tuple(installed)}, got {solver!r}")
+    return solver
+
+
+def check_int_array(a, name, low=None, high=None, ndim=None):
+    """Return ``a`` as an int64 array of integers in ``[low, high)`` (bounds optional).
+
+    Raises
+    ------
+    ValueError
+        If ``a`` is empty, not integer-valued (a float dtype with integral values is accepted),
+        of the wrong ``ndim`` or outside ``[low, high)``.
+    """
+    arr = check_array(a, name, ndim=ndim)
+    if np.any(arr != np.round(arr)):
+        raise ValueError(f"{name} must hold integers")
+    if low is not None and arr.min() < low:
+        raise ValueError(f"{name} must be >= {low}, got {arr.min():g}")
+    if high is not None and arr.max() >= high:
+        raise ValueError(f"{name} must be < {high}, got {arr.max():g}")
+    return arr.astype(np.int64)
 
 
 def check_array(a, name, ndim=None, shape=None, positive=False, allow_complex=False):
@@ -104,9 +202,9 @@ def check_array(a, name, ndim=None, shape=None, positive=False, allow_complex=Fa
     return arr
 
 
-def check_prob_columns(P, name, atol=1e-8):
-    """Check that ``P`` is a 2-D array whose columns are probability vectors."""
-    P = check_array(P, name, ndim=2)
+def check_prob_columns(P, name, atol=1e-8, shape=None):
+    """Check that ``P`` is a 2-D array (of ``shape``, if given) whose columns are probability vectors."""
+    P = check_array(P, name, ndim=2, shape=shape)
     if np.any(P < 0):
         raise ValueError(f"{name} must have non-negative entries")
     sums = P.sum(axis=0)

@@ -25,10 +25,12 @@ from scipy import optimize, special
 
 from ._validation import (
     check_array,
+    check_int_array,
     check_positive,
     check_positive_int,
     check_positive_weights,
     check_prob_columns,
+    check_size,
 )
 from .rmt import ridge_equivalent
 from .utils import ConvergenceError, as_generator, single_threaded_blas
@@ -84,8 +86,8 @@ def softmax_distributions(k, c, rho, rng=None):
     >>> P.shape, bool(np.allclose(P.sum(axis=0), 1))
     ((3, 5), True)
     """
-    k = check_positive_int(k, "k")
-    c = check_positive_int(c, "c")
+    k = check_size(k, "k")
+    c = check_size(c, "c")
     rho = check_positive(rho, "rho")
     G = as_generator(rng).standard_normal((k, c))
     return special.softmax(G / rho, axis=0)
@@ -119,7 +121,7 @@ def expected_softmax_sq_norm(k, rho, n_nodes=40):
     if k > 6:
         raise ValueError(f"k must be at most 6 for tensor quadrature, got {k}")
     rho = check_positive(rho, "rho")
-    n_nodes = check_positive_int(n_nodes, "n_nodes")
+    n_nodes = check_size(n_nodes, "n_nodes")
     x, w = np.polynomial.hermite_e.hermegauss(n_nodes)  # weight exp(-x^2/2)
     w = w / np.sqrt(2.0 * np.pi)
     grids = np.meshgrid(*([x] * k), indexing="ij")
@@ -399,8 +401,8 @@ def sample_context_data(P, weights, d, n, rng=None):
     P = check_prob_columns(P, "P")
     k, c = P.shape
     weights = check_positive_weights(weights, "weights", size=c, mean_one=True)
-    d = check_positive_int(d, "d")
-    n = check_positive_int(n, "n")
+    d = check_size(d, "d")
+    n = check_size(n, "n")
     rng = as_generator(rng)
     Z = rng.standard_normal((d, c))
     contexts = rng.choice(c, size=n, p=weights / weights.sum())
@@ -436,10 +438,10 @@ def context_predictions(Z, counts, gamma):
     """
     Z = check_array(Z, "Z", ndim=2)
     d, c = Z.shape
-    N = check_array(counts, "counts", ndim=2)
+    N = check_int_array(counts, "counts", low=0, ndim=2).astype(float)
     if N.shape[0] != c:
         raise ValueError(f"counts must have c={c} rows to match Z, got shape {N.shape}")
-    if np.any(N < 0) or N.sum() <= 0:
+    if N.sum() <= 0:
         raise ValueError("counts must be non-negative with a positive total")
     gammas = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
     n = N.sum()
@@ -459,15 +461,20 @@ def shrinkage_estimate(m, P):
     m : array_like, shape (..., k, c)
         Mean predictions (columns), e.g. the field ``m`` of :class:`ContextSimulation`.
     P : array_like, shape (k, c)
-        True next-token distributions.
+        True next-token distributions (columns are probability vectors).
 
     Returns
     -------
     numpy.ndarray, shape (..., c)
 
+    Raises
+    ------
+    ValueError
+        If a column of ``P`` is not a probability vector, or ``m`` does not end with ``P``'s shape.
+
     Used in: Chapter 1, "A linear generative model of next tokens".
     """
-    P = check_array(P, "P", ndim=2)
+    P = check_prob_columns(P, "P")
     m = check_array(m, "m")
     if m.shape[-2:] != P.shape:
         raise ValueError(f"m must end with shape {P.shape}, got {m.shape}")
@@ -513,10 +520,10 @@ def simulate_context_model(
     P = check_prob_columns(P, "P")
     k, c = P.shape
     weights = check_positive_weights(weights, "weights", size=c, mean_one=True)
-    d = check_positive_int(d, "d")
-    n = check_positive_int(n, "n")
+    d = check_size(d, "d")
+    n = check_size(n, "n")
     gammas = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
-    n_trials = check_positive_int(n_trials, "n_trials")
+    n_trials = check_size(n_trials, "n_trials")
     if counts not in ("multinomial", "fixed"):
         raise ValueError(f"counts must be 'multinomial' or 'fixed', got {counts!r}")
     rng = as_generator(rng)
@@ -635,7 +642,7 @@ def means_from_gram(gram, d, rng=None):
     c = gram.shape[0]
     if gram.shape != (c, c) or not np.allclose(gram, gram.T):
         raise ValueError("gram must be a symmetric square matrix")
-    d = check_positive_int(d, "d")
+    d = check_size(d, "d")
     if d < c:
         raise ValueError(f"d must be at least the number of means c={c}, got {d}")
     try:
@@ -822,9 +829,9 @@ def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None):
     M, pi, P = _check_mixture(M, pi, P)
     d, c = M.shape
     k = P.shape[0]
-    n = check_positive_int(n, "n")
+    n = check_size(n, "n")
     gammas = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
-    n_trials = check_positive_int(n_trials, "n_trials")
+    n_trials = check_size(n_trials, "n_trials")
     rng = as_generator(rng)
     cum = np.cumsum(P, axis=0)
     g = len(gammas)

@@ -47,7 +47,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._validation import check_nonnegative, check_positive, check_positive_int
+from ._validation import check_choice, check_nonnegative, check_positive, check_positive_int, check_size
 from .utils import torch_device
 
 __all__ = [
@@ -73,10 +73,21 @@ def _check_nonneg_int(x, name):
     return int(x)
 
 
-def _check_choice(x, name, choices):
-    if x not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {x!r}")
-    return x
+def _check_ids(ids, name, high, ndim):
+    """Check a tensor of token ids once: integer dtype, ``ndim``, not empty, all in ``[0, high)``.
+
+    One ``aminmax`` pass; callers check whole token sequences once, not every batch.
+    """
+    if not torch.is_tensor(ids):
+        raise TypeError(f"{name} must be a torch.Tensor of token ids, got {type(ids).__name__}")
+    if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+        raise TypeError(f"{name} must have an integer dtype (token ids), got {ids.dtype}")
+    if ids.ndim != ndim or ids.numel() == 0:
+        raise ValueError(f"{name} must be a non-empty {ndim}-D tensor of token ids, got shape {tuple(ids.shape)}")
+    lo, hi = (int(v) for v in torch.aminmax(ids))
+    if lo < 0 or hi >= high:
+        raise ValueError(f"{name} must hold token ids in the vocabulary [0, {high}), got values in [{lo}, {hi}]")
+    return ids
 
 
 # ---------------------------------------------------------------------------
@@ -161,20 +172,20 @@ class GPTConfig:
 
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd", "mlp_ratio"):
-            check_positive_int(getattr(self, name), name)
+            check_size(getattr(self, name), name)
         for name in ("mlp_hidden", "head_dim", "out_vocab_size"):
             if getattr(self, name) is not None:
-                check_positive_int(getattr(self, name), name)
+                check_size(getattr(self, name), name)
         if self.head_dim is None and self.n_embd % self.n_head:
             raise ValueError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
         d = check_nonnegative(self.dropout, "dropout")
         if d >= 1:
             raise ValueError(f"dropout must lie in [0, 1), got {d}")
-        _check_choice(self.qkv_layout, "qkv_layout", ("fused", "per_head"))
-        _check_choice(self.activation, "activation", ("gelu", "relu", "swiglu"))
-        _check_choice(self.init, "init", ("gpt2", "pytorch", "llama"))
-        _check_choice(self.pos_embedding, "pos_embedding", ("learned", "none"))
-        _check_choice(self.norm, "norm", ("layernorm", "rmsnorm"))
+        check_choice(self.qkv_layout, "qkv_layout", ("fused", "per_head"))
+        check_choice(self.activation, "activation", ("gelu", "relu", "swiglu"))
+        check_choice(self.init, "init", ("gpt2", "pytorch", "llama"))
+        check_choice(self.pos_embedding, "pos_embedding", ("learned", "none"))
+        check_choice(self.norm, "norm", ("layernorm", "rmsnorm"))
         for name in ("bias", "tie_weights", "lm_head_bias"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -406,11 +417,17 @@ class GPT(nn.Module):
         >>> tuple(m.hidden_states(torch.zeros(3, 5, dtype=torch.long)).shape)
         (3, 5, 16)
         """
-        if not torch.is_tensor(idx) or idx.ndim != 2 or idx.shape[1] < 1:
-            raise ValueError(f"idx must be a (B, T) tensor of token ids with T >= 1, got {getattr(idx, 'shape', idx)}")
-        B, T = idx.shape
-        if T > self.config.block_size:
-            raise ValueError(f"sequence length {T} exceeds block_size {self.config.block_size}")
+        return self._hidden_states(self._check_idx(idx))
+
+    def _check_idx(self, idx):
+        _check_ids(idx, "idx", self.config.vocab_size, ndim=2)
+        if idx.shape[1] > self.config.block_size:
+            raise ValueError(f"idx: sequence length {idx.shape[1]} exceeds block_size {self.config.block_size}")
+        return idx
+
+    def _hidden_states(self, idx):
+        """:meth:`hidden_states` without the checks of ``idx`` (for callers that checked it)."""
+        T = idx.shape[1]
         x = self.wte(idx)  # (B, T, C)
         if self.wpe is not None:
             x = x + self.wpe(torch.arange(T, device=idx.device))
@@ -420,9 +437,27 @@ class GPT(nn.Module):
         return self.ln_f(x)
 
     def forward(self, idx, targets=None):
-        """Logits ``(B, T, V)`` and, when ``targets`` ``(B, T)`` are given, the mean cross-entropy."""
+        """Logits ``(B, T, V)`` and, when ``targets`` ``(B, T)`` are given, the mean cross-entropy.
+
+        Raises
+        ------
+        TypeError
+            If ``idx`` or ``targets`` is not an integer tensor.
+        ValueError
+            If their shapes are wrong or an id lies outside the vocabulary (``vocab_size`` for
+            ``idx``, ``n_out`` for ``targets``).
+        """
+        self._check_idx(idx)
+        if targets is not None:
+            _check_ids(targets, "targets", self.config.n_out, ndim=2)
+            if targets.shape != idx.shape:
+                raise ValueError(f"targets must have the shape of idx {tuple(idx.shape)}, got {tuple(targets.shape)}")
+        return self._forward(idx, targets)
+
+    def _forward(self, idx, targets=None):
+        """:meth:`forward` without the checks (the training loop checks its token data once)."""
         B, T = idx.shape
-        logits = self.lm_head(self.hidden_states(idx))  # (B, T, V)
+        logits = self.lm_head(self._hidden_states(idx))  # (B, T, V)
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.view(B * T, -1), targets.reshape(B * T))
@@ -444,17 +479,26 @@ class GPT(nn.Module):
             Sample only among the ``top_k`` most likely tokens.
         generator : torch.Generator, optional
             For reproducible sampling.
+
+        Raises
+        ------
+        TypeError
+            If ``idx`` is not an integer tensor.
+        ValueError
+            If ``idx`` is not ``(B, T)`` with ids in ``[0, vocab_size)``, or the model samples
+            from a larger output vocabulary than it reads (``n_out > vocab_size``).
         """
-        max_new_tokens = _check_nonneg_int(max_new_tokens, "max_new_tokens")
+        max_new_tokens = check_size(max_new_tokens, "max_new_tokens", minimum=0)
         temperature = check_positive(temperature, "temperature")
         if top_k is not None:
             top_k = min(check_positive_int(top_k, "top_k"), self.config.n_out)
-        if idx.ndim != 2 or idx.shape[1] < 1:
-            raise ValueError(f"idx must have shape (B, T) with T >= 1, got {tuple(idx.shape)}")
+        _check_ids(idx, "idx", self.config.vocab_size, ndim=2)
+        if self.config.n_out > self.config.vocab_size:
+            raise ValueError(f"generate needs n_out <= vocab_size, got {self.config.n_out} > {self.config.vocab_size}")
         was_training = self.training
         self.eval()
         for _ in range(max_new_tokens):
-            logits, _ = self(idx[:, -self.config.block_size:])
+            logits, _ = self._forward(idx[:, -self.config.block_size:])
             logits = logits[:, -1, :] / temperature  # (B, V)
             if top_k is not None:
                 kth = torch.topk(logits, top_k).values[:, [-1]]
@@ -466,7 +510,7 @@ class GPT(nn.Module):
 
     def head_weights(self, kind="key"):
         """Per-head ``kind`` weights, a detached tensor ``(n_layer, n_head, hs, C)`` (see :func:`head_weights`)."""
-        _check_choice(kind, "kind", _QKV_KINDS)
+        check_choice(kind, "kind", _QKV_KINDS)
         cfg, j = self.config, _QKV_KINDS.index(kind)
         out = []
         for block in self.blocks:
@@ -606,7 +650,7 @@ class TrainConfig:
             raise ValueError(f"min_lr must not exceed lr, got {self.min_lr} > {lr}")
         if self.lr_decay_iters is not None:
             check_positive_int(self.lr_decay_iters, "lr_decay_iters")
-        _check_choice(self.schedule, "schedule", ("cosine", "constant"))
+        check_choice(self.schedule, "schedule", ("cosine", "constant"))
         check_nonnegative(self.weight_decay, "weight_decay")
         check_nonnegative(self.grad_clip, "grad_clip")
         if len(self.betas) != 2 or not all(0 <= float(b) < 1 for b in self.betas):
@@ -614,7 +658,7 @@ class TrainConfig:
         self.snapshot_iters = tuple(sorted({_check_nonneg_int(i, "snapshot_iters") for i in self.snapshot_iters}))
         if self.snapshot_iters and self.snapshot_iters[-1] > self.max_iters:
             raise ValueError(f"snapshot_iters must not exceed max_iters={self.max_iters}")
-        self.snapshot_kinds = tuple(_check_choice(k, "snapshot_kinds", _QKV_KINDS) for k in self.snapshot_kinds)
+        self.snapshot_kinds = tuple(check_choice(k, "snapshot_kinds", _QKV_KINDS) for k in self.snapshot_kinds)
 
 
 @dataclass
@@ -701,25 +745,33 @@ def sample_batch(data, batch_size, block_size, generator=None):
     >>> tuple(x.shape), bool((y - x == 1).all())
     ((4, 8), True)
     """
-    batch_size = check_positive_int(batch_size, "batch_size")
+    batch_size = check_size(batch_size, "batch_size")
     block_size = check_positive_int(block_size, "block_size")
     if not torch.is_tensor(data) or data.ndim != 1 or data.numel() <= block_size:
         raise ValueError("data must be a 1-D tensor longer than block_size")
+    if data.dtype.is_floating_point or data.dtype.is_complex or data.dtype == torch.bool:
+        raise TypeError(f"data must have an integer dtype (token ids), got {data.dtype}")
     ix = torch.randint(data.numel() - block_size, (batch_size,), generator=generator)
     window = ix[:, None] + torch.arange(block_size + 1)  # (B, T + 1)
     chunk = data[window.to(data.device, non_blocking=True)]
     return chunk[:, :-1], chunk[:, 1:]
 
 
-def _as_tokens(tokens, name, device):
-    if torch.is_tensor(tokens):
-        t = tokens.to(device=device, dtype=torch.long)
-    else:
+def _n_ids(model):
+    """Token ids of a sequence that is both input and target lie in ``[0, _n_ids(model))``."""
+    return min(model.config.vocab_size, model.config.n_out)
+
+
+def _as_tokens(tokens, name, device, vocab_size):
+    """A 1-D ``long`` tensor on ``device`` of ids in ``[0, vocab_size)``, checked once."""
+    if not torch.is_tensor(tokens):
         arr = np.asarray(tokens)
         if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
             raise ValueError(f"{name} must be a 1-D integer array")
-        t = torch.from_numpy(arr.astype(np.int64, copy=False)).to(device)
-    if t.ndim != 1 or t.numel() < 2:
+        tokens = torch.from_numpy(arr.astype(np.int64, copy=False))
+    _check_ids(tokens, name, vocab_size, ndim=1)
+    t = tokens.to(device=device, dtype=torch.long)
+    if t.numel() < 2:
         raise ValueError(f"{name} must be a 1-D token sequence with at least two tokens")
     return t
 
@@ -759,7 +811,7 @@ def validation_loss(model, tokens, block_size=None, batch_size=64):
         raise ValueError(f"block_size must not exceed the model's ({model.config.block_size}), got {T}")
     batch_size = check_positive_int(batch_size, "batch_size")
     device = next(model.parameters()).device
-    data = _as_tokens(tokens, "tokens", device)
+    data = _as_tokens(tokens, "tokens", device, _n_ids(model))
     n_win = (data.numel() - 1) // T
     if n_win < 1:
         raise ValueError("tokens must hold more than block_size tokens")
@@ -769,7 +821,7 @@ def validation_loss(model, tokens, block_size=None, batch_size=64):
     model.eval()
     total = 0.0
     for start in range(0, n_win, batch_size):
-        logits, _ = model(x_all[start:start + batch_size])
+        logits, _ = model._forward(x_all[start:start + batch_size])
         total += F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y_all[start:start + batch_size].reshape(-1),
                                  reduction="sum").item()
     model.train(was_training)
@@ -781,7 +833,7 @@ def _estimate_losses(model, splits, config, generator):
     model.eval()
     out = []
     for data in splits:
-        losses = [model(*sample_batch(data, config.batch_size, model.config.block_size, generator))[1].item()
+        losses = [model._forward(*sample_batch(data, config.batch_size, model.config.block_size, generator))[1].item()
                   for _ in range(config.eval_iters)]
         out.append(float(np.mean(losses)))
     model.train()
@@ -837,14 +889,12 @@ def train_gpt(model, train_tokens, val_tokens=None, config=None):
     device = next(model.parameters()).device if config.device is None else torch_device(config.device)
     model.to(device)
     T = model.config.block_size
-    train_data = _as_tokens(train_tokens, "train_tokens", device)
+    train_data = _as_tokens(train_tokens, "train_tokens", device, _n_ids(model))
     if train_data.numel() <= T:
         raise ValueError("train_tokens must be longer than the model's block_size")
-    val_data = None if val_tokens is None else _as_tokens(val_tokens, "val_tokens", device)
+    val_data = None if val_tokens is None else _as_tokens(val_tokens, "val_tokens", device, _n_ids(model))
     if config.eval_interval and (val_data is None or val_data.numel() <= T):
         raise ValueError("periodic evaluation (eval_interval > 0) needs val_tokens longer than block_size")
-    if model.config.vocab_size <= int(train_data.max()):
-        raise ValueError("train_tokens contain ids outside the model's vocabulary")
 
     torch.manual_seed(config.seed)  # dropout
     gen = torch.Generator().manual_seed(config.seed)
@@ -877,7 +927,7 @@ def train_gpt(model, train_tokens, val_tokens=None, config=None):
         for group in optimizer.param_groups:
             group["lr"] = lr
         x, y = sample_batch(train_data, config.batch_size, T, gen)
-        _, loss = model(x, y)
+        _, loss = model._forward(x, y)  # ids checked once above
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if config.grad_clip > 0:

@@ -22,11 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from ._validation import (
-    check_array,
-    check_positive,
-    check_positive_int,
-)
+from ._validation import check_allocation, check_array, check_callable, check_positive, check_positive_int, check_size
 from .utils import ConvergenceError, as_generator, single_threaded_blas
 
 __all__ = [
@@ -304,8 +300,7 @@ def stieltjes_inversion(stieltjes, x, eps=1e-6):
     >>> bool(abs(f[0] - mp_density(x, 1.0)[0]) < 1e-6)
     True
     """
-    if not callable(stieltjes):
-        raise ValueError("stieltjes must be callable")
+    check_callable(stieltjes, "stieltjes")
     x = check_array(x, "x")
     eps = check_positive(eps, "eps")
     return np.asarray(stieltjes(x + 1j * eps)).imag / np.pi
@@ -333,6 +328,7 @@ def empirical_stieltjes(eigs, z):
 
 def _gaussian_data(d, n, rng, var, population_eigs):
     """Columns x_i ~ N(0, Sigma) with Sigma = diag(population_eigs), or var * I when it is None."""
+    check_allocation((d, n), "d, n")
     if population_eigs is None:
         scale = np.full(d, np.sqrt(var))
     else:
@@ -363,8 +359,8 @@ def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None):
     numpy.ndarray
         The ``d`` eigenvalues in ascending order.
     """
-    d = check_positive_int(d, "d")
-    n = check_positive_int(n, "n")
+    d = check_size(d, "d")
+    n = check_size(n, "n")
     var = check_positive(var, "var")
     X = _gaussian_data(d, n, as_generator(rng), var, population_eigs)
     with single_threaded_blas():  # faster and steadier for the sizes of the book
@@ -520,8 +516,8 @@ def sample_resolvent(d, n, z, rng=None, population_eigs=None):
     -------
     numpy.ndarray, shape (d, d)
     """
-    d = check_positive_int(d, "d")
-    n = check_positive_int(n, "n")
+    d = check_size(d, "d")
+    n = check_size(n, "n")
     z = check_positive(z, "z")
     X = _gaussian_data(d, n, as_generator(rng), 1.0, population_eigs)
     with single_threaded_blas():
@@ -753,7 +749,7 @@ def trace_lemma_gap(A, n_trials, rng=None):
     A = check_array(A, "A", ndim=2)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square, got shape {A.shape}")
-    n_trials = check_positive_int(n_trials, "n_trials")
+    n_trials = check_size(n_trials, "n_trials")
     rng = as_generator(rng)
     d = A.shape[0]
     x = rng.standard_normal((n_trials, d))
@@ -785,8 +781,7 @@ def ks_distance(samples, cdf):
     >>> ks_distance(np.zeros(4), lambda x: (x >= 0).astype(float))
     0.0
     """
-    if not callable(cdf):
-        raise ValueError("cdf must be callable")
+    check_callable(cdf, "cdf")
     x = np.sort(check_array(samples, "samples").ravel())
     n = x.size
     F = np.asarray(cdf(x), dtype=float)

@@ -28,7 +28,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_array, check_nonnegative, check_positive, check_positive_int
+from .._validation import (
+    check_array,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_size,
+)
 from ..utils import ConvergenceError, as_generator, torch_device
 
 __all__ = [
@@ -166,7 +172,7 @@ def gamp_state_evolution(alpha, beta, rho, delta, n_iter, v0=1.0):
     beta = check_positive(beta, "beta")
     rho = check_positive(rho, "rho")
     delta = check_nonnegative(delta, "delta")
-    n_iter = check_positive_int(n_iter, "n_iter")
+    n_iter = check_size(n_iter, "n_iter")
     v0 = check_nonnegative(v0, "v0")
     v = [v0]
     for _ in range(n_iter):
@@ -503,13 +509,13 @@ def gd_factorized(X, y, r, n_students=1, init="prior", init_std=1e-4, lr=0.1, ma
 
     X, y = _check_data(X, y)
     n, L, d = X.shape
-    r = check_positive_int(r, "r")
-    K = check_positive_int(n_students, "n_students")
+    r = check_size(r, "r")
+    K = check_size(n_students, "n_students")
     if init not in ("prior", "small"):
         raise ValueError(f"init must be 'prior' or 'small', got {init!r}")
     init_std = check_positive(init_std, "init_std")
     lr = check_positive(lr, "lr")
-    max_steps = check_positive_int(max_steps, "max_steps")
+    max_steps = check_size(max_steps, "max_steps")
     tol = check_positive(tol, "tol")
     record_every = check_positive_int(record_every, "record_every")
     if S_true is not None:

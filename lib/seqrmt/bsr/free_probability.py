@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_array, check_nonnegative, check_positive, check_positive_int
+from .._validation import check_array, check_nonnegative, check_positive, check_size
 from ..utils import as_generator
 
 __all__ = [
@@ -105,9 +105,9 @@ def sample_signal_plus_noise(d, L, r, zeta, rng=None):
     >>> S.shape, round(float(np.mean(S**2)), 1)
     ((50, 100), 1.0)
     """
-    d = check_positive_int(d, "d")
-    L = check_positive_int(L, "L")
-    r = check_positive_int(r, "r")
+    d = check_size(d, "d")
+    L = check_size(L, "L")
+    r = check_size(r, "r")
     zeta = check_nonnegative(zeta, "zeta")
     rng = as_generator(rng)
     U = rng.standard_normal((d, r))
@@ -503,9 +503,7 @@ def sv_quadrature(beta, rho, zeta, n_nodes=_N_NODES):
     1.3
     """
     beta, rho, zeta = _check_brz(beta, rho, zeta)
-    if not isinstance(n_nodes, (int, np.integer)) or n_nodes < 2:
-        raise ValueError(f"n_nodes must be an integer >= 2, got {n_nodes!r}")
-    return _quadrature(beta, rho, zeta, int(n_nodes))
+    return _quadrature(beta, rho, zeta, check_size(n_nodes, "n_nodes", minimum=2))
 
 
 def sv_density(x, beta, rho, zeta):
@@ -777,11 +775,11 @@ def rie_error_monte_carlo(d, beta, rho, zeta, n_trials, rng=None):
     >>> bool(abs(errs.mean() - denoising_mmse(1.0, 0.5, 0.5)) < 0.03)
     True
     """
-    d = check_positive_int(d, "d")
+    d = check_size(d, "d")
     beta = check_positive(beta, "beta")
     rho = check_positive(rho, "rho")
     zeta = check_nonnegative(zeta, "zeta")
-    n_trials = check_positive_int(n_trials, "n_trials")
+    n_trials = check_size(n_trials, "n_trials")
     L, r = max(1, int(round(beta * d))), max(1, int(round(rho * d)))
     rng = as_generator(rng)
     errs = np.empty(n_trials)

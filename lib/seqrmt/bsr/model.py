@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_array, check_nonnegative, check_positive_int
+from .._validation import check_array, check_nonnegative, check_positive_int, check_size
 from ..utils import as_generator
 
 __all__ = ["BSRData", "sample_bsr", "bilinear_readout", "bsr_scalings"]
@@ -156,10 +156,10 @@ def sample_bsr(n, d, L, r, delta, rng=None):
     >>> bool(np.allclose(data.y, bilinear_readout(data.X, data.S)))
     True
     """
-    n = check_positive_int(n, "n")
-    d = check_positive_int(d, "d")
-    L = check_positive_int(L, "L")
-    r = check_positive_int(r, "r")
+    n = check_size(n, "n")
+    d = check_size(d, "d")
+    L = check_size(L, "L")
+    r = check_size(r, "r")
     delta = check_nonnegative(delta, "delta")
     rng = as_generator(rng)
     U = rng.standard_normal((d, r))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, optimize
 
-from .._validation import check_array, check_nonnegative, check_positive, check_positive_int
+from .._validation import check_array, check_nonnegative, check_positive, check_size
 from ..utils import ConvergenceError, as_generator
 from .free_probability import (
     _mmse,
@@ -175,9 +175,9 @@ def factorisation_jacobian_rank(d, L, r, rng=None):
     >>> factorisation_jacobian_rank(8, 12, 3, rng=0), 3 * (8 + 12 - 3)
     (51, 51)
     """
-    d = check_positive_int(d, "d")
-    L = check_positive_int(L, "L")
-    r = check_positive_int(r, "r")
+    d = check_size(d, "d")
+    L = check_size(L, "L")
+    r = check_size(r, "r")
     if r > min(d, L):
         raise ValueError(f"r must be at most min(d, L) = {min(d, L)}, got {r}")
     rng = as_generator(rng)
@@ -230,6 +230,8 @@ def alpha_mnne(beta, rho, tol=1e-13, max_iter=200):
     ------
     ConvergenceError
         If Brent's method does not converge.
+    ValueError
+        If an argument is invalid, e.g. ``max_iter`` is not an integer in ``[1, MAX_SIZE]``.
 
     Examples
     --------
@@ -238,6 +240,7 @@ def alpha_mnne(beta, rho, tol=1e-13, max_iter=200):
     """
     beta, rho = canonical_beta_rho(beta, rho)
     tol = check_positive(tol, "tol")
+    max_iter = check_size(max_iter, "max_iter")
     if rho >= 1:
         return 1.0
     b = 1.0 / beta
@@ -480,6 +483,8 @@ def bayes_optimal(alpha, beta, rho, delta=0.0, tol=1e-12, max_iter=200):
     ------
     ConvergenceError
         If Brent's method does not converge in ``max_iter`` iterations.
+    ValueError
+        If an argument is invalid, e.g. ``max_iter`` is not an integer in ``[1, MAX_SIZE]``.
 
     Examples
     --------
@@ -493,6 +498,7 @@ def bayes_optimal(alpha, beta, rho, delta=0.0, tol=1e-12, max_iter=200):
     beta_c, rho_c = _canon(beta, rho)
     delta = check_nonnegative(delta, "delta")
     tol = check_positive(tol, "tol")
+    max_iter = check_size(max_iter, "max_iter")
     zeta = _solve_zeta(alpha, delta, _mmse_function(beta_c, rho_c), alpha_pr(beta_c, rho_c),
                        tol=tol, max_iter=max_iter)
     mmse = max(alpha * zeta - delta, 0.0)
@@ -529,6 +535,7 @@ def bayes_optimal_curve(alphas, beta, rho, delta=0.0, tol=1e-10, max_iter=200):
     beta_c, rho_c = _canon(beta, rho)
     delta = check_nonnegative(delta, "delta")
     tol = check_positive(tol, "tol")
+    max_iter = check_size(max_iter, "max_iter")
     mmse_fn = _mmse_function(beta_c, rho_c)
     a_pr = alpha_pr(beta_c, rho_c)
     z_top = (1 + delta) / alphas.min()
@@ -632,6 +639,8 @@ def low_rank_bayes_optimal(abar, beta, delta=0.0, tol=1e-12, max_iter=200):
     ------
     ConvergenceError
         If Brent's method does not converge.
+    ValueError
+        If an argument is invalid, e.g. ``max_iter`` is not an integer in ``[1, MAX_SIZE]``.
 
     Examples
     --------
@@ -642,6 +651,7 @@ def low_rank_bayes_optimal(abar, beta, delta=0.0, tol=1e-12, max_iter=200):
     beta = check_positive(beta, "beta")
     delta = check_nonnegative(delta, "delta")
     tol = check_positive(tol, "tol")
+    max_iter = check_size(max_iter, "max_iter")
     if delta == 0 and abar >= 1:
         return LowRankResult(q=1.0, q_hat=np.inf, mmse=0.0, test_error=0.0)
     lo = abar / (1 + delta)

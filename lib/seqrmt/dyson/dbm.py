@@ -27,7 +27,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_array, check_nonnegative, check_positive, check_positive_int
+from .._validation import (
+    check_allocation,
+    check_array,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_size,
+)
 from ..rmt import semicircle_density
 from ..utils import as_generator, single_threaded_blas
 
@@ -91,7 +98,8 @@ def dyson_brownian_motion(h0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
     if not np.allclose(h, np.swapaxes(h, -1, -2)):
         raise ValueError("h0 must be symmetric")
     t_max = check_positive(t_max, "t_max")
-    n_steps = check_positive_int(n_steps, "n_steps")
+    n_steps = check_size(n_steps, "n_steps")
+    check_allocation((n_steps + 1,) + h.shape[:-1], "n_steps, h0")
     theta = check_nonnegative(theta, "theta")
     s = check_positive(s, "s")
     rng = as_generator(rng)
@@ -135,7 +143,7 @@ def independent_brownian_motion(x0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
     if x.ndim not in (1, 2):
         raise ValueError(f"x0 must be 1-D or 2-D, got shape {x.shape}")
     t_max = check_positive(t_max, "t_max")
-    n_steps = check_positive_int(n_steps, "n_steps")
+    n_steps = check_size(n_steps, "n_steps")
     theta = check_nonnegative(theta, "theta")
     s = check_positive(s, "s")
     a, b = _ou_coefficients(theta, np.sqrt(2.0) * s, t_max / n_steps)

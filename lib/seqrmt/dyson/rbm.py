@@ -29,7 +29,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._validation import check_array, check_nonnegative, check_positive, check_positive_int
+from .._validation import (
+    check_array,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_size,
+)
 from ..utils import as_generator, single_threaded_blas
 
 __all__ = [
@@ -72,7 +78,7 @@ def rbm_target_kernel(n_v, m2):
     >>> rbm_target_kernel(4, 1.0)[0]
     array([ 3., -1.,  0., -1.])
     """
-    n_v = check_positive_int(n_v, "n_v")
+    n_v = check_size(n_v, "n_v")
     if n_v < 3:
         raise ValueError(f"n_v must be at least 3, got {n_v}")
     m2 = check_positive(m2, "m2")
@@ -103,7 +109,7 @@ def rbm_target_spectrum(n_v, m2):
     >>> np.round(rbm_target_spectrum(6, 4.0), 3)
     array([4., 5., 7., 8., 7., 5.])
     """
-    n_v = check_positive_int(n_v, "n_v")
+    n_v = check_size(n_v, "n_v")
     if n_v < 3:
         raise ValueError(f"n_v must be at least 3, got {n_v}")
     m2 = check_positive(m2, "m2")
@@ -441,7 +447,7 @@ def rbm_mode_dynamics(x0, kappa, mu2, lr, steps):
     kappa = _check_kappa(kappa)
     mu2 = check_positive(mu2, "mu2")
     lr = check_positive(lr, "lr")
-    steps = check_positive_int(steps, "steps")
+    steps = check_size(steps, "steps")
     if np.any(x0 < 0) or np.any(x0 >= mu2):
         raise ValueError("x0 must lie in [0, mu2)")
     x = np.broadcast_to(x0, np.broadcast_shapes(x0.shape, kappa.shape)).astype(float)
@@ -512,9 +518,9 @@ def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=
     """
     mu2 = check_positive(mu2, "mu2")
     K, _, _ = _check_target(K_target, mu2)
-    n_h = check_positive_int(n_h, "n_h")
+    n_h = check_size(n_h, "n_h")
     lr = check_positive(lr, "lr")
-    steps = check_positive_int(steps, "steps")
+    steps = check_size(steps, "steps")
     sigma_h = check_positive(sigma_h, "sigma_h")
     w_std = check_positive(w_std, "w_std")
     rng = as_generator(rng)
@@ -619,11 +625,11 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
     """
     mu2 = check_positive(mu2, "mu2")
     K, kappa, U = _check_target(K_target, mu2)
-    n_h = check_positive_int(n_h, "n_h")
+    n_h = check_size(n_h, "n_h")
     lr = check_positive(lr, "lr")
-    batch = check_positive_int(batch, "batch")
-    steps = check_positive_int(steps, "steps")
-    n_seeds = check_positive_int(n_seeds, "n_seeds")
+    batch = check_size(batch, "batch")
+    steps = check_size(steps, "steps")
+    n_seeds = check_size(n_seeds, "n_seeds")
     k = check_positive_int(k, "k")
     sigma_h = check_positive(sigma_h, "sigma_h")
     w_std = check_positive(w_std, "w_std")

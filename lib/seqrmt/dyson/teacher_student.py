@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_positive, check_positive_int
+from .._validation import check_positive, check_positive_int, check_size
 from ..utils import as_generator, single_threaded_blas
 
 __all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width"]
@@ -162,9 +162,9 @@ def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_b
         raise ValueError(f"lr must be below 2 (SGD diverges otherwise), got {lr}")
     batch = check_positive_int(batch, "batch")
     eps = check_positive(eps, "eps")
-    n_seeds = check_positive_int(n_seeds, "n_seeds")
-    n_steps = check_positive_int(n_steps, "n_steps")
-    n_batches = check_positive_int(n_batches, "n_batches")
+    n_seeds = check_size(n_seeds, "n_seeds")
+    n_steps = check_size(n_steps, "n_steps")
+    n_batches = check_size(n_batches, "n_batches")
     teacher = check_positive(teacher, "teacher")
     init_scale = check_positive(init_scale, "init_scale")
     if record_every is None:

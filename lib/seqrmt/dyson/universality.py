@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 from scipy import optimize, special
 
-from .._validation import check_array, check_positive, check_positive_int
+from .._validation import check_allocation, check_array, check_callable, check_positive, check_positive_int, check_size
 from ..utils import as_generator
 
 __all__ = [
@@ -177,9 +177,11 @@ def fit_two_mode(samples, x0=None, sigma=None):
         raise ValueError(f"samples must hold at least 10 values, got {x.size}")
     p0 = [float(x.mean()) if x0 is None else _finite(x0, "x0"),
           float(np.sqrt(2.0 * x.var() / 3.0)) if sigma is None else check_positive(sigma, "sigma")]
-    if p0[1] <= 0:
+    if p0[1] <= 0 or np.ptp(x) == 0:
         raise ValueError("samples must not all be equal")
     hist, edges = np.histogram(x, bins="fd", density=True)
+    if hist.size < 2:
+        raise ValueError("samples are too concentrated: their histogram has a single bin")
     centres = 0.5 * (edges[1:] + edges[:-1])
     popt, _ = optimize.curve_fit(lambda t, a, b: two_mode_density(t, a, abs(b)), centres, hist, p0=p0)
     return float(popt[0]), float(abs(popt[1]))
@@ -346,8 +348,9 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0):
     >>> goe_eigs(3, 5, 0).shape
     (5, 3)
     """
-    n = check_positive_int(n, "n")
-    n_matrices = check_positive_int(n_matrices, "n_matrices")
+    n = check_size(n, "n")
+    n_matrices = check_size(n_matrices, "n_matrices")
+    check_allocation((n_matrices, n, n), "n, n_matrices")
     v = check_positive(scale, "scale")
     g = as_generator(rng).normal(size=(n_matrices, n, n))
     h = np.sqrt(v / 2.0) * (g + np.swapaxes(g, 1, 2))
@@ -382,8 +385,7 @@ def unfolded_spacings(eigs, cdf, drop_edges=1):
     >>> np.round(s, 3).tolist()
     [0.5, 1.0, 1.5]
     """
-    if not callable(cdf):
-        raise ValueError("cdf must be callable")
+    check_callable(cdf, "cdf")
     e = _spectra(eigs, "eigs", 2)
     if isinstance(drop_edges, (bool, np.bool_)) or not isinstance(drop_edges, numbers.Integral) or drop_edges < 0:
         raise ValueError(f"drop_edges must be a non-negative integer, got {drop_edges!r}")

@@ -182,6 +182,14 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None, bin_model="ave
     Returns
     -------
     MPBulkFit
+        With ``0 < area <= 1`` (the area is fitted under that constraint), so that the tail
+        weight ``1 - area`` lies in ``[0, 1)``.
+
+    Raises
+    ------
+    ValueError
+        If ``eigs`` is empty, negative, non-finite, has fewer than two values or zero spread (all
+        equal), or no bulk with a positive area fits.
 
     Examples
     --------
@@ -197,6 +205,8 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None, bin_model="ave
         raise ValueError("eigs must be non-negative")
     if x.size < 2:
         raise ValueError("eigs must hold at least two eigenvalues")
+    if np.ptp(x) == 0:
+        raise ValueError(f"eigs has zero spread (all equal to {x[0]:g}); no bulk can be fitted")
     n = x.size if n_total is None else check_positive_int(n_total, "n_total")
     try:
         edges = np.histogram_bin_edges(x, bins=bins, range=range)
@@ -217,7 +227,7 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None, bin_model="ave
     def profile(s2):
         f = model(s2)
         ff = f @ f
-        a = (f @ hist) / ff if ff > 0 else 0.0
+        a = min((f @ hist) / ff, 1.0) if ff > 0 else 0.0  # a bulk holds at most all the weight
         return a, float(np.sum((hist - a * f) ** 2))
 
     scale = float(np.median(x)) or float(np.mean(x))
@@ -237,7 +247,7 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None, bin_model="ave
 
 
 def tail_weight(eigs, ratio, **kwargs):
-    """Tail weight :math:`1-A` of :func:`fit_mp_bulk` (same arguments).
+    """Tail weight :math:`1-A\\in[0,1)` of :func:`fit_mp_bulk` (same arguments and errors).
 
     Examples
     --------
@@ -310,8 +320,14 @@ class PowerLawFit:
     sigma: float
 
     def ccdf(self, x):
-        """Fitted complementary CDF :math:`(x/x_{\\min})^{1-\\alpha}` (one below ``xmin``)."""
-        x = np.asarray(x, dtype=float)
+        """Fitted complementary CDF :math:`(x/x_{\\min})^{1-\\alpha}` (one below ``xmin``).
+
+        Raises
+        ------
+        ValueError
+            If ``x`` is empty or holds NaN or inf.
+        """
+        x = check_array(x, "x")
         return np.where(x >= self.xmin, (np.maximum(x, self.xmin) / self.xmin) ** (1.0 - self.alpha), 1.0)
 
 

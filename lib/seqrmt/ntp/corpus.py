@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_positive_int
+from .._validation import check_positive_int, check_size
 from ..utils import as_generator
 from .data import NTPData
 
@@ -164,8 +164,8 @@ def tinystories_like(rng=None, m=400, max_count=4, size_range=(2, 8), p_cross=0.
     'lily likes to eat the apple'
     """
     rng = as_generator(rng)
-    m = check_positive_int(m, "m")
-    max_count = check_positive_int(max_count, "max_count")
+    m = check_size(m, "m")
+    max_count = check_size(max_count, "max_count")
     lo, hi = (check_positive_int(s, "size_range") for s in size_range)
     if lo > hi:
         raise ValueError(f"size_range must be increasing, got {size_range}")
@@ -250,9 +250,9 @@ def support_only(m, V, n_class, rng):
     >>> S.shape, round(float(S.sum(axis=0).mean()), 2)
     ((104, 400), 4.25)
     """
-    m = check_positive_int(m, "m")
-    V = check_positive_int(V, "V")
-    n_class = check_positive_int(n_class, "n_class")
+    m = check_size(m, "m")
+    V = check_size(V, "V")
+    n_class = check_size(n_class, "n_class")
     if n_class > V:
         raise ValueError(f"n_class must be at most V = {V}, got {n_class}")
     rng = as_generator(rng)
@@ -294,7 +294,7 @@ def linear_ntp_example(rng=0, d=30, m=20, V=8, k=4, max_count=4):
     ((30, 20), 217, 1.309491)
     """
     rng = as_generator(rng)
-    d, m, V, k, max_count = (check_positive_int(x, n) for x, n in
+    d, m, V, k, max_count = (check_size(x, n) for x, n in
                              ((d, "d"), (m, "m"), (V, "V"), (k, "k"), (max_count, "max_count")))
     if k > V:
         raise ValueError(f"k must be at most V = {V}, got {k}")

@@ -27,7 +27,15 @@ from math import comb
 
 import numpy as np
 
-from .._validation import check_array, check_positive, check_positive_int, check_prob_columns
+from .._validation import (
+    check_allocation,
+    check_array,
+    check_int_array,
+    check_positive,
+    check_positive_int,
+    check_prob_columns,
+    check_size,
+)
 
 __all__ = [
     "support_masks",
@@ -196,6 +204,7 @@ class SubspaceF:
         self.A = A.reshape(z.size, V * d)
         self.rows = (z, j)
         self.shape = (V, d)
+        self.n_contexts = m
         if z.size == 0:
             self.basis = np.zeros((V * d, 0))
         else:
@@ -221,8 +230,14 @@ class SubspaceF:
         return W - self.project(W)
 
     def log_odds(self, P):
-        r"""Right-hand side :math:`\log(\hat p_{j,a_j}/\hat p_{j,z})` of the rows of ``A``."""
-        P = check_prob_columns(P, "P", atol=1e-8)
+        r"""Right-hand side :math:`\log(\hat p_{j,a_j}/\hat p_{j,z})` of the rows of ``A``.
+
+        Raises
+        ------
+        ValueError
+            If ``P`` is not ``V x m`` (the shape of ``S``) with probability vectors as columns.
+        """
+        P = check_prob_columns(P, "P", atol=1e-8, shape=(self.shape[0], self.n_contexts))
         anchors = np.argmax(P > 0, axis=0)
         z, j = self.rows
         with np.errstate(divide="ignore"):
@@ -306,18 +321,30 @@ def centered_support(S):
     return S - S.mean(axis=0, keepdims=True)
 
 
+def _n_subsets(V, k):
+    """C(V, k), or inf when it is certainly astronomically large (C(70, 35) > 1e20)."""
+    return comb(V, k) if min(k, V - k) < 35 else float("inf")
+
+
 def k_subset_supports(V, k):
     r"""Support matrix whose columns are all :math:`\binom Vk` subsets of size ``k`` (lexicographic).
+
+    Raises
+    ------
+    ValueError
+        If ``k > V`` or the ``V x C(V, k)`` matrix would exceed ``MAX_ELEMENTS`` entries (checked
+        with :func:`math.comb` before anything is enumerated).
 
     Examples
     --------
     >>> k_subset_supports(3, 2).tolist()
     [[1, 1, 0], [1, 0, 1], [0, 1, 1]]
     """
-    V = check_positive_int(V, "V")
-    k = check_positive_int(k, "k")
+    V = check_size(V, "V")
+    k = check_size(k, "k")
     if k > V:
         raise ValueError(f"k must be at most V = {V}, got {k}")
+    check_allocation((V, _n_subsets(V, k)), "V, k")
     cols = list(combinations(range(V), k))
     S = np.zeros((V, len(cols)), dtype=np.int64)
     for j, c in enumerate(cols):
@@ -330,6 +357,11 @@ def closed_form_max_margin(V, k):
 
     Returns :math:`L^{\rm mm}=(I_V-\frac1V\mathbf 1\mathbf 1^\top)S` with ``S = k_subset_supports(V, k)``
     (entries :math:`1-k/V` on the support and :math:`-k/V` off it).
+
+    Raises
+    ------
+    ValueError
+        As :func:`k_subset_supports` (too many subsets for ``MAX_ELEMENTS``).
 
     Examples
     --------
@@ -369,9 +401,7 @@ def closed_form_context_cosine(V, k, overlap):
     k = check_positive_int(k, "k")
     if k >= V:
         raise ValueError(f"k must be smaller than V = {V}, got {k}")
-    overlap = np.asarray(overlap, dtype=float)
-    if np.any(overlap < 0) or np.any(overlap > k):
-        raise ValueError("overlap must lie in [0, k]")
+    overlap = check_int_array(overlap, "overlap", low=0, high=k + 1).astype(float)
     return (V * overlap - k**2) / (k * (V - k))
 
 

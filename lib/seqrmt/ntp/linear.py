@@ -37,6 +37,7 @@ from .._validation import (
     check_positive_int,
     check_positive_weights,
     check_prob_columns,
+    check_size,
 )
 from ..utils import ConvergenceError, single_threaded_blas
 
@@ -138,7 +139,7 @@ def log_spaced_steps(max_iter, num=40):
     [1, 10, 100, 1000]
     """
     max_iter = check_positive_int(max_iter, "max_iter")
-    num = check_positive_int(num, "num")
+    num = check_size(num, "num")
     return np.unique(np.round(np.geomspace(1, max_iter, num)).astype(int))
 
 
@@ -333,7 +334,7 @@ def train_linear(Hbar, P, pi, method="gd", eta=None, max_iter=10_000, record_at=
     V, d = P.shape[0], Hbar.shape[0]
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    max_iter = check_positive_int(max_iter, "max_iter")
+    max_iter = check_size(max_iter, "max_iter")
     if eta is None:
         eta = 1.0 / (2.0 * smoothness_bound(Hbar, pi)) if method == "gd" else 0.01
     eta = check_positive(eta, "eta")

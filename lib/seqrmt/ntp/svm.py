@@ -24,7 +24,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_array, check_positive, check_prob_columns
+from .._validation import check_array, check_positive, check_prob_columns, check_solver
 from .geometry import SubspaceF, _check_support, support_masks
 
 __all__ = [
@@ -55,6 +55,7 @@ def _constraints(Lam, S):
 
 
 def _solve(prob, solver, what, **kwargs):
+    check_solver(solver)
     try:
         prob.solve(solver=solver, **kwargs)
     except cp.error.SolverError as exc:
@@ -87,6 +88,8 @@ def ntp_svm_frobenius(Hbar, S, solver="CLARABEL"):
     ------
     InfeasibleProgramError
         If the data are not NTP-separable (status in the message).
+    ValueError
+        If ``solver`` is not an installed cvxpy solver, or another argument is invalid.
 
     Examples
     --------
@@ -98,6 +101,7 @@ def ntp_svm_frobenius(Hbar, S, solver="CLARABEL"):
     """
     S = _check_support(S)
     Hbar = check_array(Hbar, "Hbar", ndim=2, shape=(None, S.shape[1]))
+    check_solver(solver)
     W = cp.Variable((S.shape[0], Hbar.shape[0]))
     prob = cp.Problem(cp.Minimize(cp.sum_squares(W)), _constraints(W @ Hbar, S))
     _solve(prob, solver, "NTP-SVM (not NTP-separable?)")
@@ -118,6 +122,7 @@ def is_separable(Hbar, S, solver="CLARABEL"):
     """
     S = _check_support(S)
     Hbar = check_array(Hbar, "Hbar", ndim=2, shape=(None, S.shape[1]))
+    check_solver(solver)
     W = cp.Variable((S.shape[0], Hbar.shape[0]))
     prob = cp.Problem(cp.Minimize(cp.sum_squares(W)), _constraints(W @ Hbar, S))
     try:

@@ -30,7 +30,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .._validation import check_array, check_nonnegative, check_positive, check_positive_int
+from .._validation import (
+    check_array,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_size,
+)
 from ..nanogpt import GPTConfig, build_gpt
 from ..utils import torch_device
 from .data import NTPData
@@ -129,7 +135,7 @@ def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=
         raise ValueError("contexts must have T <= block_size and ids in [0, vocab_size)")
     if P.shape[0] != config.n_out:
         raise ValueError(f"data has V = {P.shape[0]} next tokens but config predicts {config.n_out}")
-    epochs = check_positive_int(epochs, "epochs")
+    epochs = check_size(epochs, "epochs")
     lr = check_positive(lr, "lr")
     weight_decay = check_nonnegative(weight_decay, "weight_decay")
     gamma = check_positive(gamma, "gamma")

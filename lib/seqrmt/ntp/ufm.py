@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validation import check_array, check_positive, check_positive_int
+from .._validation import check_array, check_positive, check_size
 from ..utils import ConvergenceError, as_generator, single_threaded_blas
 from .linear import _check_finite, _check_problem, _softmax_residual, log_spaced_steps
 
@@ -232,10 +232,10 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
     """
     P, pi, logP = _check_problem(P, pi)
     V, m = P.shape
-    d = check_positive_int(d, "d")
+    d = check_size(d, "d")
     lam = check_positive(lam, "lam")
     eta = check_positive(eta, "eta")
-    max_iter = check_positive_int(max_iter, "max_iter")
+    max_iter = check_size(max_iter, "max_iter")
     init_scale = check_positive(init_scale, "init_scale")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
@@ -370,12 +370,18 @@ def compare_with_logits(W, H, L):
     ----------
     W : array_like, shape (V, d)
     H : array_like, shape (d, m)
+        ``W @ H`` must not be zero (the cosine would be undefined).
     L : array_like, shape (V, m)
         Reference logits (not zero).
 
     Returns
     -------
     LogitComparison
+
+    Raises
+    ------
+    ValueError
+        If a shape does not match, an entry is not finite, or ``L`` or ``W @ H`` is zero.
 
     Examples
     --------
@@ -391,9 +397,11 @@ def compare_with_logits(W, H, L):
         raise ValueError("L must not be zero")
     WH = W @ H
     nWH = np.linalg.norm(WH)
+    if nWH == 0:
+        raise ValueError("W @ H must not be zero (the cosine with L is undefined)")
     w2, h2 = float(np.sum(W * W)), float(np.sum(H * H))
     return LogitComparison(
-        cosine=float(np.sum(WH * L) / (nWH * nL)) if nWH > 0 else float("nan"),
+        cosine=float(np.sum(WH * L) / (nWH * nL)),
         rel_error=float(np.linalg.norm(WH - L) / nL),
         penalty=0.5 * (w2 + h2),
         nuclear=float(np.linalg.svd(L, compute_uv=False).sum()),
