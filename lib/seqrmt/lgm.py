@@ -585,7 +585,9 @@ def pool_context_simulations(sims):
     >>> pool_context_simulations(runs).train_error.shape
     (1, 10)
     """
-    sims = list(sims) if not isinstance(sims, ContextSimulation) else None
+    if isinstance(sims, ContextSimulation) or not isinstance(sims, (list, tuple)):
+        raise ValueError("sims must be a non-empty list or tuple of ContextSimulation")
+    sims = list(sims)
     if not sims or not all(isinstance(s, ContextSimulation) for s in sims):
         raise ValueError("sims must be a non-empty sequence of ContextSimulation")
     first = sims[0]

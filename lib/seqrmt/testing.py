@@ -108,10 +108,16 @@ class Tolerance:
 
     def applies_to(self, line):
         """Whether this rule covers an output ``line``."""
+        if not isinstance(line, str):
+            raise TypeError(f"line must be a str, got {type(line).__name__}")
         return self.lines is None or re.search(self.lines, line) is not None
 
     def bound(self, reference):
         """The allowed absolute difference around ``reference``."""
+        if isinstance(reference, bool) or not isinstance(reference, (int, float)):
+            raise TypeError(f"reference must be a number, got {type(reference).__name__}")
+        if not math.isfinite(reference):
+            raise ValueError(f"reference must be finite, got {reference!r}")
         return max(self.abs, self.rel * abs(reference))
 
 
@@ -174,28 +180,31 @@ def split_numbers(text):
     return segments, tokens
 
 
-def parse_tolerance(spec):
+def parse_tolerance(tolerance):
     """Read a cell's ``"tolerance"`` metadata into a list of :class:`Tolerance`.
 
     Parameters
     ----------
-    spec : None, mapping or list of mappings
+    tolerance : None, mapping or list of mappings
         Keys ``abs``, ``rel``, ``reason`` (required) and ``lines`` (optional).
 
     Returns
     -------
     list of Tolerance
     """
-    if spec is None:
+    if tolerance is None:
         return []
-    rules = [spec] if isinstance(spec, dict) else spec
+    rules = [tolerance] if isinstance(tolerance, dict) else tolerance
     if not isinstance(rules, (list, tuple)):
-        raise TypeError(f"tolerance must be a mapping or a list of mappings, got {type(spec).__name__}")
+        raise TypeError("tolerance must be a mapping or a list of mappings, "
+                        f"got {type(tolerance).__name__}")
     allowed = {"abs", "rel", "reason", "lines"}
     parsed = []
     for rule in rules:
         if not isinstance(rule, dict):
             raise TypeError(f"each tolerance rule must be a mapping, got {rule!r}")
+        if "reason" not in rule:
+            raise ValueError(f"tolerance rule {rule!r} has no reason: say why it is needed")
         unknown = set(rule) - allowed
         if unknown:
             raise ValueError(f"tolerance has unknown keys {sorted(unknown)}; allowed: {sorted(allowed)}")

@@ -235,5 +235,7 @@ def loglog_slope(x, y):
     y = check_array(y, "y", ndim=1, shape=(x.size,), positive=True)
     if x.size < 2:
         raise ValueError("x must hold at least two points")
+    if np.ptp(x) == 0:
+        raise ValueError("x must hold at least two distinct values (a slope needs a spread)")
     slope, _ = np.polyfit(np.log(x), np.log(y), 1)
     return float(slope)
