@@ -463,14 +463,14 @@ def shrinkage_estimate(m, P):
     P : array_like, shape (k, c)
         True next-token distributions (columns are probability vectors).
 
-    Returns
-    -------
-    numpy.ndarray, shape (..., c)
-
     Raises
     ------
     ValueError
         If a column of ``P`` is not a probability vector, or ``m`` does not end with ``P``'s shape.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., c)
 
     Used in: Chapter 1, "A linear generative model of next tokens".
     """

@@ -333,7 +333,7 @@ def k_subset_supports(V, k):
     ------
     ValueError
         If ``k > V`` or the ``V x C(V, k)`` matrix would exceed ``MAX_ELEMENTS`` entries (checked
-        with :func:`math.comb` before anything is enumerated).
+        with ``math.comb`` before anything is enumerated).
 
     Examples
     --------
