@@ -23,6 +23,9 @@ plotting
 utils
     Random generators (the notebooks' seeds, shifted by ``SEQRMT_SEED_OFFSET``), single-threaded
     BLAS, torch devices, size presets.
+frontiers
+    Recent results (Chapter 5): masked-token regression, attention as a kernel, in-context
+    learning, fine-tuning as transfer, random features and PLS.
 testing
     Numeric-aware comparison of printed output (nbval and doctests).
 
@@ -46,7 +49,7 @@ from .utils import (
 
 __version__ = "0.1.0"
 
-_LAZY_MODULES = ("bsr", "ntp", "dyson", "nanogpt", "data", "testing")
+_LAZY_MODULES = ("bsr", "ntp", "dyson", "frontiers", "nanogpt", "data", "testing")
 
 __all__ = [
     "lgm",
