@@ -17,6 +17,9 @@ from seqrmt.ntp.geometry import (
     in_support_logits,
     k_subset_supports,
     margin,
+    block_indicator,
+    offdiagonal_correlation,
+    partial_correlation,
     normalized_gram,
     project_F,
     project_T,
@@ -167,3 +170,51 @@ def test_validation_errors():
         cosine_similarity([[np.nan]])
     with pytest.raises(ValueError, match="L"):
         margin(np.eye(3), np.eye(2))
+
+
+def test_block_indicator_and_offdiagonal_correlation():
+    Z = block_indicator([0, 1, 0, 2])
+    assert Z.tolist() == [[1, 0, 1, 0], [0, 1, 0, 0], [1, 0, 1, 0], [0, 0, 0, 1]]
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((2, 6, 6))
+    off = ~np.eye(6, dtype=bool)
+    assert offdiagonal_correlation(A, B) == pytest.approx(np.corrcoef(A[off], B[off])[0, 1], abs=1e-14)
+    # the diagonal is ignored: changing it changes the all-entry similarity, not this one
+    A2 = A + 10 * np.eye(6)
+    assert offdiagonal_correlation(A2, B) == pytest.approx(offdiagonal_correlation(A, B), abs=1e-14)
+    assert structural_similarity(A2, B) != pytest.approx(structural_similarity(A, B), abs=1e-3)
+    # two unrelated cosine matrices: the unit diagonal inflates the all-entry similarity
+    C1 = cosine_similarity(rng.standard_normal((40, 200)))
+    C2 = cosine_similarity(rng.standard_normal((40, 200)))
+    assert structural_similarity(C1, C2) > 0.5 > 0.1 > abs(offdiagonal_correlation(C1, C2))
+
+
+def test_partial_correlation_against_formula_and_null():
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 4, 60)
+    Z = block_indicator(labels)
+    sym = lambda X: (X + X.T) / 2  # noqa: E731
+    E1, E2, E3 = (sym(rng.standard_normal((60, 60))) for _ in range(3))
+    A, B = Z + 0.5 * E1 + 0.3 * E3, 2 * Z + 0.5 * E2 + 0.3 * E3
+    off = ~np.eye(60, dtype=bool)
+    r = np.corrcoef([A[off], B[off], Z[off]])
+    formula = (r[0, 1] - r[0, 2] * r[1, 2]) / np.sqrt((1 - r[0, 2] ** 2) * (1 - r[1, 2] ** 2))
+    p = partial_correlation(A, B, Z)
+    assert p == pytest.approx(formula, abs=1e-12)
+    # the shared part E3 carries 0.09 / (0.25 + 0.09) of each residual variance
+    assert p == pytest.approx(0.09 / 0.34, abs=0.03)
+    assert offdiagonal_correlation(A, B) > p + 0.3
+    # no shared part beyond the blocks: the partial correlation is near zero (SE ~ 1/sqrt(1770))
+    assert abs(partial_correlation(Z + E1, Z + E2, Z)) < 0.1
+
+
+def test_similarity_yardstick_value_errors():
+    with pytest.raises(ValueError, match="labels"):
+        block_indicator([0])
+    with pytest.raises(ValueError, match="A"):
+        offdiagonal_correlation(np.eye(3), np.ones((3, 3)) + np.eye(3))
+    with pytest.raises(ValueError, match="B"):
+        offdiagonal_correlation(np.arange(9.0).reshape(3, 3), np.eye(4))
+    Z = block_indicator([0, 0, 1, 1])
+    with pytest.raises(ValueError, match="affine"):
+        partial_correlation(Z, 2 * Z + 1, Z)

@@ -10,7 +10,10 @@ What this module computes
 * the centred support matrix :math:`\tilde S=(I-\frac1V\mathbf 1\mathbf 1^\top)S`, complete
   :math:`k`-subset supports and the closed-form max-margin logits;
 * SVD factors (word and context embeddings), normalised Gram matrices, uncentred cosine
-  matrices and the structural similarity of two matrices.
+  matrices and the structural similarity of two matrices;
+* yardsticks for such similarities: the class-block indicator (:func:`block_indicator`), the
+  correlation of off-diagonal entries (:func:`offdiagonal_correlation`) and the partial
+  correlation given the class blocks (:func:`partial_correlation`).
 
 Conventions: logits, supports and probabilities are ``V x m`` (rows are next tokens, columns
 are contexts); embeddings :math:`\bar H` are ``d x m``; the linear decoder ``W`` is ``V x d``.
@@ -54,6 +57,9 @@ __all__ = [
     "normalized_gram",
     "cosine_similarity",
     "structural_similarity",
+    "block_indicator",
+    "offdiagonal_correlation",
+    "partial_correlation",
     "margin",
 ]
 
@@ -512,6 +518,93 @@ def structural_similarity(A, B, C=1e-5):
         raise ValueError("A must have at least two entries")
     cov = np.mean((A - A.mean()) * (B - B.mean()))
     return float((cov + C) / (A.std(ddof=1) * B.std(ddof=1) + C))
+
+
+def block_indicator(labels):
+    r"""Class-block indicator :math:`Z_{ik}=\mathbb 1[c_i=c_k]` of a labelling.
+
+    The cosine matrix of embeddings that know only their class: the trivial baseline for any
+    comparison of cosine matrices whose rows are grouped by class.
+
+    Parameters
+    ----------
+    labels : array_like of int, shape (n,)
+        Class of each row.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n x n`` matrix of zeros and ones (ones on the diagonal).
+
+    Examples
+    --------
+    >>> block_indicator([0, 0, 1]).tolist()
+    [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    c = check_int_array(labels, "labels", ndim=1)
+    if c.size < 2:
+        raise ValueError("labels must have at least two entries")
+    return (c[:, None] == c[None, :]).astype(float)
+
+
+def _offdiag(A, name, n=None):
+    """Off-diagonal entries of a square matrix (size ``n`` if given), checked non-constant."""
+    A = check_array(A, name, ndim=2, shape=(n, n) if n is not None else None)
+    if A.shape[0] != A.shape[1] or A.shape[0] < 3:
+        raise ValueError(f"{name} must be a square matrix of size at least 3, got shape {A.shape}")
+    x = A[~np.eye(A.shape[0], dtype=bool)]
+    if np.ptp(x) == 0:
+        raise ValueError(f"{name} must have non-constant off-diagonal entries")
+    return x, A.shape[0]
+
+
+def offdiagonal_correlation(A, B):
+    r"""Pearson correlation of the off-diagonal entries of two square matrices.
+
+    The diagonal of a cosine matrix is identically one; including it (as
+    :func:`structural_similarity` does) rewards any pair of cosine matrices whose off-diagonal
+    entries are small, even unrelated ones. This correlation ignores it.
+
+    Examples
+    --------
+    >>> A = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 1.0]])
+    >>> round(offdiagonal_correlation(A, 2 * A - 1), 6)
+    1.0
+    """
+    a, n = _offdiag(A, "A")
+    b, _ = _offdiag(B, "B", n)
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def partial_correlation(A, B, Z):
+    r"""Partial correlation of the off-diagonal entries of ``A`` and ``B`` given those of ``Z``.
+
+    The off-diagonal entries of ``A`` and ``B`` are regressed (least squares, with an intercept)
+    on those of ``Z``, and the residuals are correlated. With ``Z`` a class-block indicator
+    (:func:`block_indicator`) this measures how much of the agreement of ``A`` and ``B`` lies
+    *within and between* the blocks, beyond the block structure itself. Equivalent to
+    :math:`(r_{AB}-r_{AZ}r_{BZ})/\sqrt{(1-r_{AZ}^2)(1-r_{BZ}^2)}` with the off-diagonal
+    correlations :math:`r`.
+
+    Examples
+    --------
+    >>> Z = block_indicator([0, 0, 1, 1])
+    >>> A = Z + np.diag([1.0, 1.0, 1.0, 1.0])
+    >>> A[0, 2] = A[2, 0] = 0.5
+    >>> round(partial_correlation(A, A, Z), 6)
+    1.0
+    """
+    a, n = _offdiag(A, "A")
+    b, _ = _offdiag(B, "B", n)
+    z, _ = _offdiag(Z, "Z", n)
+    X = np.column_stack([np.ones_like(z), z])
+    ra = a - X @ np.linalg.lstsq(X, a, rcond=None)[0]
+    rb = b - X @ np.linalg.lstsq(X, b, rcond=None)[0]
+    na, nb = np.linalg.norm(ra), np.linalg.norm(rb)
+    scale = max(np.linalg.norm(a - a.mean()), np.linalg.norm(b - b.mean()))
+    if min(na, nb) <= 1e-12 * scale:
+        raise ValueError("A and B must not be affine functions of Z off the diagonal")
+    return float(ra @ rb / (na * nb))
 
 
 def margin(L, S):

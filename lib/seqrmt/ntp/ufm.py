@@ -37,6 +37,7 @@ __all__ = [
     "train_ufm",
     "LogitComparison",
     "compare_with_logits",
+    "entropy_gap_prediction",
 ]
 
 OPTIMIZERS = ("gd", "adam")
@@ -407,3 +408,39 @@ def compare_with_logits(W, H, L):
         nuclear=float(np.linalg.svd(L, compute_uv=False).sum()),
         balancedness=(w2 - h2) / (w2 + h2) if w2 + h2 > 0 else 0.0,
     )
+
+
+def entropy_gap_prediction(L_mm, lam):
+    r"""Leading-order excess loss :math:`\mathrm{CE}(L_\lambda)-\mathcal H\simeq\lambda\|L^{\rm mm}\|_*`.
+
+    Along the regularisation path :math:`L_\lambda=\arg\min_L\mathrm{CE}(L)+\lambda\|L\|_*`,
+    the first-order condition gives the exact identity
+    :math:`\langle-\nabla\mathrm{CE}(L_\lambda),L_\lambda\rangle=\lambda\|L_\lambda\|_*`; with
+    :math:`L_\lambda=L^{\rm in}+\rho L^{\rm mm}+O(1)` both sides are :math:`\rho` times
+    (excess loss, resp. :math:`\lambda\|L^{\rm mm}\|_*`) up to relative corrections
+    :math:`O(1/\rho)`, :math:`\rho\approx\ln(1/\lambda)`. No parameter is fitted.
+
+    Parameters
+    ----------
+    L_mm : array_like, shape (V, m)
+        Max-margin logits (:func:`seqrmt.ntp.svm.ntp_svm_nuclear`), not zero.
+    lam : float
+        Regularisation strength, positive.
+
+    Returns
+    -------
+    float
+        :math:`\lambda\|L^{\rm mm}\|_*`.
+
+    Examples
+    --------
+    >>> from seqrmt.ntp.geometry import closed_form_max_margin
+    >>> round(entropy_gap_prediction(closed_form_max_margin(5, 2), 1e-3), 6)
+    0.006928
+    """
+    L_mm = check_array(L_mm, "L_mm", ndim=2)
+    lam = check_positive(lam, "lam")
+    nuc = float(np.linalg.svd(L_mm, compute_uv=False).sum())
+    if nuc == 0:
+        raise ValueError("L_mm must not be zero")
+    return lam * nuc
