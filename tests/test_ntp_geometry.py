@@ -40,7 +40,7 @@ def test_c2_etf_and_sum_of_support_words(k):
     off = ~np.eye(V, dtype=bool)
     np.testing.assert_allclose(Cw[off], -1 / (V - 1), atol=1e-8)
     sums = S.T @ W  # rows: sum of the support words of each context
-    cos = np.sum(H * sums, axis=1) / np.linalg.norm(H, axis=1) / np.linalg.norm(sums, axis=1)
+    cos = np.sum(H.T * sums, axis=1) / np.linalg.norm(H, axis=0) / np.linalg.norm(sums, axis=1)
     np.testing.assert_allclose(cos, 1.0, atol=1e-8)
 
 
@@ -53,14 +53,14 @@ def test_closed_form_spectrum_and_context_cosines(V, k):
     assert s.sum() == pytest.approx(closed_form_nuclear_norm(V, k), rel=1e-12)
     S = k_subset_supports(V, k)
     _, H = svd_factors(L)
-    np.testing.assert_allclose(cosine_similarity(H), closed_form_context_cosine(V, k, S.T @ S), atol=1e-10)
+    np.testing.assert_allclose(cosine_similarity(H.T), closed_form_context_cosine(V, k, S.T @ S), atol=1e-10)
     assert margin(L, S) == pytest.approx(1.0, abs=1e-12)
 
 
 def test_neural_collapse_k1():
     W, H = svd_factors(closed_form_max_margin(6, 1))
-    np.testing.assert_allclose(cosine_similarity(W), cosine_similarity(H), atol=1e-10)
-    np.testing.assert_allclose(np.sum(W * H, axis=1) / np.linalg.norm(W, axis=1) / np.linalg.norm(H, axis=1), 1)
+    np.testing.assert_allclose(cosine_similarity(W), cosine_similarity(H.T), atol=1e-10)
+    np.testing.assert_allclose(np.sum(W * H.T, axis=1) / np.linalg.norm(W, axis=1) / np.linalg.norm(H, axis=0), 1)
 
 
 def test_centered_support_feasible_margin_one():
@@ -74,7 +74,7 @@ def test_identical_supports_cosine_one():
     S = support_only(20, 10, 2, 2)
     S = np.concatenate([S, S[:, :5]], axis=1)
     _, H = svd_factors(centered_support(S))
-    C = cosine_similarity(H)
+    C = cosine_similarity(H.T)
     np.testing.assert_allclose(np.diag(C[:5, 20:]), 1.0, atol=1e-10)
 
 
@@ -122,6 +122,11 @@ def test_grams_and_cosines():
     half = (Q * np.sqrt(np.clip(w, 0, None))) @ Q.T  # (L L^T)^{1/2}
     np.testing.assert_allclose(GW, half / np.linalg.norm(half), atol=1e-10)
     assert GH.shape == (10, 10) and np.linalg.norm(GH) == pytest.approx(1.0)
+    w, Q = np.linalg.eigh(L.T @ L)
+    half = (Q * np.sqrt(np.clip(w, 0, None))) @ Q.T  # (L^T L)^{1/2}
+    np.testing.assert_allclose(GH, half / np.linalg.norm(half), atol=1e-10)
+    W, H = svd_factors(L)
+    np.testing.assert_allclose(W @ H, L, atol=1e-12)  # L = W H: contexts are the columns of H
     A = np.array([[3.0, 4.0], [0.0, 0.0], [-6.0, -8.0]])
     C = cosine_similarity(A)
     np.testing.assert_allclose(C, [[1, 0, -1], [0, 0, 0], [-1, 0, 1]])

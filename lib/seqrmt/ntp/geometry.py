@@ -15,10 +15,12 @@ What this module computes
   correlation of off-diagonal entries (:func:`offdiagonal_correlation`) and the partial
   correlation given the class blocks (:func:`partial_correlation`).
 
-Conventions: logits, supports and probabilities are ``V x m`` (rows are next tokens, columns
-are contexts); embeddings :math:`\bar H` are ``d x m``; the linear decoder ``W`` is ``V x d``.
-Factors returned by :func:`svd_factors` have **rows** indexed by words (``V x r``) and contexts
-(``m x r``). Vectorisation of ``W`` is row-major (``W.ravel()``) throughout.
+Conventions (one orientation for the whole chapter, that of the papers): logits, supports and
+probabilities are ``V x m`` (rows are next tokens, columns are contexts); word embeddings are the
+**rows** of ``W`` (``V x d``) and context embeddings the **columns** of ``H`` or :math:`\bar H`
+(``d x m``), so that :math:`L=WH`. :func:`svd_factors` returns ``W`` (``V x r``) and ``H``
+(``r x m``) in this orientation; :func:`cosine_similarity` compares rows, so the context cosines
+are ``cosine_similarity(H.T)``. Vectorisation of ``W`` is row-major (``W.ravel()``) throughout.
 
 Used in: Chapter 3.
 """
@@ -415,8 +417,8 @@ def svd_factors(L, tol=1e-6):
     r"""Balanced factors of a logit matrix: word and context embeddings.
 
     With the SVD :math:`L=U\Sigma V^\top` restricted to singular values above ``tol`` times the
-    largest: :math:`W=U_r\Sigma_r^{1/2}` (rows are words) and :math:`H=V_r\Sigma_r^{1/2}` (rows are
-    contexts), so that ``L = W @ H.T``.
+    largest: :math:`W=U_r\Sigma_r^{1/2}` (rows are words) and :math:`H=\Sigma_r^{1/2}V_r^\top`
+    (columns are contexts), so that ``L = W @ H``.
 
     Parameters
     ----------
@@ -427,13 +429,13 @@ def svd_factors(L, tol=1e-6):
     Returns
     -------
     W : ndarray, shape (V, r)
-    H : ndarray, shape (m, r)
+    H : ndarray, shape (r, m)
 
     Examples
     --------
     >>> W, H = svd_factors(closed_form_max_margin(5, 1))
-    >>> W.shape, H.shape, bool(np.allclose(W @ H.T, closed_form_max_margin(5, 1)))
-    ((5, 4), (5, 4), True)
+    >>> W.shape, H.shape, bool(np.allclose(W @ H, closed_form_max_margin(5, 1)))
+    ((5, 4), (4, 5), True)
     """
     L = check_array(L, "L", ndim=2)
     tol = check_positive(tol, "tol")
@@ -442,7 +444,7 @@ def svd_factors(L, tol=1e-6):
         raise ValueError("L must not be zero")
     r = int(np.sum(s > tol * s[0]))
     root = np.sqrt(s[:r])
-    return U[:, :r] * root, Vt[:r].T * root
+    return U[:, :r] * root, root[:, None] * Vt[:r]
 
 
 def normalized_gram(A):
@@ -466,7 +468,7 @@ def gram_matrices(L, tol=1e-6):
     r"""Frobenius-normalised Gram matrices of the balanced factors of ``L``.
 
     Returns :math:`G_W=WW^\top/\|WW^\top\|_F=(LL^\top)^{1/2}/\|\cdot\|_F` (``V x V``) and
-    :math:`G_H=HH^\top/\|HH^\top\|_F=(L^\top L)^{1/2}/\|\cdot\|_F` (``m x m``), with ``W, H`` from
+    :math:`G_H=H^\top H/\|H^\top H\|_F=(L^\top L)^{1/2}/\|\cdot\|_F` (``m x m``), with ``W, H`` from
     :func:`svd_factors` (invariant to the rotation ``R``).
 
     Examples
@@ -476,7 +478,7 @@ def gram_matrices(L, tol=1e-6):
     (-0.25, (10, 10))
     """
     W, H = svd_factors(L, tol=tol)
-    return normalized_gram(W), normalized_gram(H)
+    return normalized_gram(W), normalized_gram(H.T)
 
 
 def cosine_similarity(A):
