@@ -119,6 +119,29 @@ def test_structural_trajectory_matches_direct_computation():
     assert out["self"][0] < 0.9
 
 
+def test_structural_trajectory_offdiagonal_and_partial_metrics():
+    from seqrmt.ntp.geometry import block_indicator, offdiagonal_correlation, partial_correlation
+
+    rng = np.random.default_rng(1)
+    Ws, Hs = rng.standard_normal((2, 6, 4)), rng.standard_normal((2, 4, 7))
+    CW, CH = cosine_similarity(rng.standard_normal((6, 3))), cosine_similarity(rng.standard_normal((7, 3)))
+    targets = {"w": ("W", CW), "h": ("H", CH)}
+    blocks = {"W": block_indicator([0, 0, 1, 1, 2, 2]), "H": block_indicator([0, 0, 0, 1, 1, 2, 2])}
+    off = tf.structural_trajectory(Ws, Hs, targets, metric="offdiag")
+    part = tf.structural_trajectory(Ws, Hs, targets, metric="partial", blocks=blocks)
+    for t in range(2):
+        assert off["w"][t] == pytest.approx(offdiagonal_correlation(cosine_similarity(Ws[t]), CW), abs=1e-14)
+        assert off["h"][t] == pytest.approx(offdiagonal_correlation(cosine_similarity(Hs[t].T), CH), abs=1e-14)
+        assert part["h"][t] == pytest.approx(
+            partial_correlation(cosine_similarity(Hs[t].T), CH, blocks["H"]), abs=1e-14)
+    with pytest.raises(ValueError, match="metric"):
+        tf.structural_trajectory(Ws, Hs, targets, metric="pearson")
+    with pytest.raises(ValueError, match="blocks"):
+        tf.structural_trajectory(Ws, Hs, targets, metric="partial")
+    with pytest.raises(ValueError, match="blocks"):
+        tf.structural_trajectory(Ws, Hs, targets, metric="partial", blocks={"W": blocks["W"]})
+
+
 def test_errors():
     data, ctx, cfg = tiny_problem()
     kw = dict(epochs=2)

@@ -40,7 +40,7 @@ from .._validation import (
 from ..nanogpt import GPTConfig, build_gpt
 from ..utils import torch_device
 from .data import NTPData
-from .geometry import cosine_similarity, structural_similarity
+from .geometry import cosine_similarity, offdiagonal_correlation, partial_correlation, structural_similarity
 from .linear import log_spaced_steps
 
 __all__ = ["NTPTrainResult", "train_ntp_transformer", "structural_trajectory"]
@@ -171,12 +171,20 @@ def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=
                           H=np.stack(saved["H"]), logits=np.stack(saved["logits"]), model=model)
 
 
-def structural_trajectory(Ws, Hs, targets):
-    r"""Structural similarity of the trained cosine matrices with target cosine matrices, per epoch.
+def structural_trajectory(Ws, Hs, targets, metric="ssim", blocks=None):
+    r"""Similarity of the trained cosine matrices with target cosine matrices, per epoch.
 
     For each recorded pair :math:`(W_t, H_t)` the cosine matrices of the word embeddings (rows of
     :math:`W_t`, ``V x V``) and of the context embeddings (columns of :math:`H_t`, ``m x m``) are
-    compared with each target by :func:`seqrmt.ntp.geometry.structural_similarity`.
+    compared with each target by one of three measures:
+
+    * ``"ssim"``: the structural correlation of all entries,
+      :func:`seqrmt.ntp.geometry.structural_similarity` (the authors' measure; the unit diagonal
+      counts);
+    * ``"offdiag"``: the correlation of the off-diagonal entries,
+      :func:`seqrmt.ntp.geometry.offdiagonal_correlation`;
+    * ``"partial"``: the partial correlation of the off-diagonal entries given a class-block
+      indicator, :func:`seqrmt.ntp.geometry.partial_correlation` (needs ``blocks``).
 
     Parameters
     ----------
@@ -186,6 +194,10 @@ def structural_trajectory(Ws, Hs, targets):
         Context embeddings, ``(k, d, m)`` (columns are contexts).
     targets : dict
         ``name -> (kind, C)`` with ``kind`` ``"W"`` (``C`` is ``V x V``) or ``"H"`` (``C`` is ``m x m``).
+    metric : {"ssim", "offdiag", "partial"}
+    blocks : dict, optional
+        ``kind -> Z`` with the block indicator ``Z`` (:func:`seqrmt.ntp.geometry.block_indicator`)
+        of the words (``"W"``) and of the contexts (``"H"``); required for ``"partial"``.
 
     Returns
     -------
@@ -203,11 +215,26 @@ def structural_trajectory(Ws, Hs, targets):
     Hs = check_array(Hs, "Hs", ndim=3, shape=(Ws.shape[0], None, None))
     if not isinstance(targets, dict) or not targets:
         raise ValueError("targets must be a non-empty dict name -> (kind, matrix)")
+    if metric not in ("ssim", "offdiag", "partial"):
+        raise ValueError(f"metric must be 'ssim', 'offdiag' or 'partial', got {metric!r}")
+    if metric == "partial" and not isinstance(blocks, dict):
+        raise ValueError("blocks must be a dict kind -> block indicator for metric 'partial'")
     out = {}
     for name, (kind, C) in targets.items():
         if kind not in ("W", "H"):
             raise ValueError(f"targets[{name!r}] kind must be 'W' or 'H', got {kind!r}")
         X = Ws if kind == "W" else np.swapaxes(Hs, 1, 2)  # rows are the vectors compared
         C = check_array(C, f"targets[{name!r}]", ndim=2, shape=(X.shape[1], X.shape[1]))
-        out[name] = np.array([structural_similarity(cosine_similarity(x), C) for x in X])
+        if metric == "ssim":
+            score = structural_similarity
+        elif metric == "offdiag":
+            score = offdiagonal_correlation
+        else:
+            if kind not in blocks:
+                raise ValueError(f"blocks must have an entry for kind {kind!r}")
+            Z = check_array(blocks[kind], f"blocks[{kind!r}]", ndim=2, shape=C.shape)
+
+            def score(A, B, Z=Z):
+                return partial_correlation(A, B, Z)
+        out[name] = np.array([score(cosine_similarity(x), C) for x in X])
     return out
