@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validation import check_array, check_positive, check_size
 from ..utils import ConvergenceError, as_generator, single_threaded_blas
-from .linear import _check_finite, _check_problem, _softmax_residual, log_spaced_steps
+from .linear import _adam_step, _check_finite, _check_problem, _softmax_residual, log_spaced_steps
 
 __all__ = [
     "ufm_loss_and_gradients",
@@ -54,14 +54,11 @@ def ufm_loss_and_gradients(W, H, P, pi, lam):
 
     Parameters
     ----------
-    W : array_like, shape (V, d)
-        Word embeddings (rows).
-    H : array_like, shape (d, m)
-        Context embeddings (columns).
-    P : array_like, shape (V, m)
-        Next-token distributions (columns summing to one).
-    pi : array_like, shape (m,)
-        Context frequencies (positive, summing to one).
+    W, H : array_like
+        Word embeddings ``(V, d)`` (rows) and context embeddings ``(d, m)`` (columns).
+    P, pi : array_like
+        Next-token distributions ``(V, m)`` (columns summing to one) and context frequencies
+        ``(m,)`` (positive, summing to one).
     lam : float
         Weight decay :math:`\lambda>0`.
 
@@ -317,11 +314,7 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
             else:
                 k = t + 1
                 for x, g, mo, ve in ((W, gW, mom[0], vel[0]), (H, gH, mom[1], vel[1])):
-                    mo *= b1
-                    mo += (1 - b1) * g
-                    ve *= b2
-                    ve += (1 - b2) * g * g
-                    x -= eta * (mo / (1 - b1**k)) / (np.sqrt(ve / (1 - b2**k)) + eps)
+                    _adam_step(x, g, mo, ve, k, eta, b1, b2, eps)
             if t % 256 == 0:
                 _check_finite(W, "W", t + 1, hint)
     _check_finite(W, "W", t, hint)
