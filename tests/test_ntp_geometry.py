@@ -17,6 +17,9 @@ from seqrmt.ntp.geometry import (
     in_support_logits,
     k_subset_supports,
     margin,
+    block_indicator,
+    offdiagonal_correlation,
+    partial_correlation,
     normalized_gram,
     project_F,
     project_T,
@@ -37,7 +40,7 @@ def test_c2_etf_and_sum_of_support_words(k):
     off = ~np.eye(V, dtype=bool)
     np.testing.assert_allclose(Cw[off], -1 / (V - 1), atol=1e-8)
     sums = S.T @ W  # rows: sum of the support words of each context
-    cos = np.sum(H * sums, axis=1) / np.linalg.norm(H, axis=1) / np.linalg.norm(sums, axis=1)
+    cos = np.sum(H.T * sums, axis=1) / np.linalg.norm(H, axis=0) / np.linalg.norm(sums, axis=1)
     np.testing.assert_allclose(cos, 1.0, atol=1e-8)
 
 
@@ -50,14 +53,14 @@ def test_closed_form_spectrum_and_context_cosines(V, k):
     assert s.sum() == pytest.approx(closed_form_nuclear_norm(V, k), rel=1e-12)
     S = k_subset_supports(V, k)
     _, H = svd_factors(L)
-    np.testing.assert_allclose(cosine_similarity(H), closed_form_context_cosine(V, k, S.T @ S), atol=1e-10)
+    np.testing.assert_allclose(cosine_similarity(H.T), closed_form_context_cosine(V, k, S.T @ S), atol=1e-10)
     assert margin(L, S) == pytest.approx(1.0, abs=1e-12)
 
 
 def test_neural_collapse_k1():
     W, H = svd_factors(closed_form_max_margin(6, 1))
-    np.testing.assert_allclose(cosine_similarity(W), cosine_similarity(H), atol=1e-10)
-    np.testing.assert_allclose(np.sum(W * H, axis=1) / np.linalg.norm(W, axis=1) / np.linalg.norm(H, axis=1), 1)
+    np.testing.assert_allclose(cosine_similarity(W), cosine_similarity(H.T), atol=1e-10)
+    np.testing.assert_allclose(np.sum(W * H.T, axis=1) / np.linalg.norm(W, axis=1) / np.linalg.norm(H, axis=0), 1)
 
 
 def test_centered_support_feasible_margin_one():
@@ -71,7 +74,7 @@ def test_identical_supports_cosine_one():
     S = support_only(20, 10, 2, 2)
     S = np.concatenate([S, S[:, :5]], axis=1)
     _, H = svd_factors(centered_support(S))
-    C = cosine_similarity(H)
+    C = cosine_similarity(H.T)
     np.testing.assert_allclose(np.diag(C[:5, 20:]), 1.0, atol=1e-10)
 
 
@@ -119,6 +122,11 @@ def test_grams_and_cosines():
     half = (Q * np.sqrt(np.clip(w, 0, None))) @ Q.T  # (L L^T)^{1/2}
     np.testing.assert_allclose(GW, half / np.linalg.norm(half), atol=1e-10)
     assert GH.shape == (10, 10) and np.linalg.norm(GH) == pytest.approx(1.0)
+    w, Q = np.linalg.eigh(L.T @ L)
+    half = (Q * np.sqrt(np.clip(w, 0, None))) @ Q.T  # (L^T L)^{1/2}
+    np.testing.assert_allclose(GH, half / np.linalg.norm(half), atol=1e-10)
+    W, H = svd_factors(L)
+    np.testing.assert_allclose(W @ H, L, atol=1e-12)  # L = W H: contexts are the columns of H
     A = np.array([[3.0, 4.0], [0.0, 0.0], [-6.0, -8.0]])
     C = cosine_similarity(A)
     np.testing.assert_allclose(C, [[1, 0, -1], [0, 0, 0], [-1, 0, 1]])
@@ -167,3 +175,51 @@ def test_validation_errors():
         cosine_similarity([[np.nan]])
     with pytest.raises(ValueError, match="L"):
         margin(np.eye(3), np.eye(2))
+
+
+def test_block_indicator_and_offdiagonal_correlation():
+    Z = block_indicator([0, 1, 0, 2])
+    assert Z.tolist() == [[1, 0, 1, 0], [0, 1, 0, 0], [1, 0, 1, 0], [0, 0, 0, 1]]
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((2, 6, 6))
+    off = ~np.eye(6, dtype=bool)
+    assert offdiagonal_correlation(A, B) == pytest.approx(np.corrcoef(A[off], B[off])[0, 1], abs=1e-14)
+    # the diagonal is ignored: changing it changes the all-entry similarity, not this one
+    A2 = A + 10 * np.eye(6)
+    assert offdiagonal_correlation(A2, B) == pytest.approx(offdiagonal_correlation(A, B), abs=1e-14)
+    assert structural_similarity(A2, B) != pytest.approx(structural_similarity(A, B), abs=1e-3)
+    # two unrelated cosine matrices: the unit diagonal inflates the all-entry similarity
+    C1 = cosine_similarity(rng.standard_normal((40, 200)))
+    C2 = cosine_similarity(rng.standard_normal((40, 200)))
+    assert structural_similarity(C1, C2) > 0.5 > 0.1 > abs(offdiagonal_correlation(C1, C2))
+
+
+def test_partial_correlation_against_formula_and_null():
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 4, 60)
+    Z = block_indicator(labels)
+    sym = lambda X: (X + X.T) / 2  # noqa: E731
+    E1, E2, E3 = (sym(rng.standard_normal((60, 60))) for _ in range(3))
+    A, B = Z + 0.5 * E1 + 0.3 * E3, 2 * Z + 0.5 * E2 + 0.3 * E3
+    off = ~np.eye(60, dtype=bool)
+    r = np.corrcoef([A[off], B[off], Z[off]])
+    formula = (r[0, 1] - r[0, 2] * r[1, 2]) / np.sqrt((1 - r[0, 2] ** 2) * (1 - r[1, 2] ** 2))
+    p = partial_correlation(A, B, Z)
+    assert p == pytest.approx(formula, abs=1e-12)
+    # the shared part E3 carries 0.09 / (0.25 + 0.09) of each residual variance
+    assert p == pytest.approx(0.09 / 0.34, abs=0.03)
+    assert offdiagonal_correlation(A, B) > p + 0.3
+    # no shared part beyond the blocks: the partial correlation is near zero (SE ~ 1/sqrt(1770))
+    assert abs(partial_correlation(Z + E1, Z + E2, Z)) < 0.1
+
+
+def test_similarity_yardstick_value_errors():
+    with pytest.raises(ValueError, match="labels"):
+        block_indicator([0])
+    with pytest.raises(ValueError, match="A"):
+        offdiagonal_correlation(np.eye(3), np.ones((3, 3)) + np.eye(3))
+    with pytest.raises(ValueError, match="B"):
+        offdiagonal_correlation(np.arange(9.0).reshape(3, 3), np.eye(4))
+    Z = block_indicator([0, 0, 1, 1])
+    with pytest.raises(ValueError, match="affine"):
+        partial_correlation(Z, 2 * Z + 1, Z)

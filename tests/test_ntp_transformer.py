@@ -43,14 +43,14 @@ def test_loss_decreases_towards_the_entropy_and_shapes():
     assert np.all(res.loss >= H - 1e-6)  # CE = H + KL >= H
     np.testing.assert_array_equal(res.epochs, np.concatenate([[0], log_spaced_steps(300)]))
     k = res.epochs.size
-    assert res.W.shape == (k, 7, 16) and res.H.shape == (k, 12, 16) and res.logits.shape == (k, 7, 12)
+    assert res.W.shape == (k, 7, 16) and res.H.shape == (k, 16, 12) and res.logits.shape == (k, 7, 12)
 
 
 def test_recorded_loss_is_the_ntp_cross_entropy_of_the_recorded_logits():
     data, ctx, cfg = tiny_problem(seed=1)
     res = tf.train_ntp_transformer(data, ctx, cfg, epochs=40, lr=1e-2, record=[0, 7, 40])
     for i, t in enumerate(res.epochs):
-        np.testing.assert_allclose(res.logits[i], res.W[i] @ res.H[i].T, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(res.logits[i], res.W[i] @ res.H[i], rtol=1e-5, atol=1e-5)
         assert res.loss[t] == pytest.approx(data.cross_entropy(res.logits[i]), rel=1e-5)
 
 
@@ -75,7 +75,7 @@ def test_H_is_the_last_position_hidden_state_and_W_the_head():
     res = tf.train_ntp_transformer(data, ctx, cfg, epochs=10, lr=1e-2, record=[10])
     with torch.no_grad():
         h = res.model.hidden_states(torch.as_tensor(ctx))[:, -1].double().numpy()
-    np.testing.assert_allclose(res.H[-1], h, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(res.H[-1], h.T, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(res.W[-1], res.model.lm_head.weight.detach().double().numpy())
 
 
@@ -108,15 +108,38 @@ def test_weight_decay_shrinks_the_weights():
 
 def test_structural_trajectory_matches_direct_computation():
     rng = np.random.default_rng(0)
-    Ws, Hs = rng.standard_normal((3, 5, 4)), rng.standard_normal((3, 6, 4))
+    Ws, Hs = rng.standard_normal((3, 5, 4)), rng.standard_normal((3, 4, 6))
     CW, CH = cosine_similarity(rng.standard_normal((5, 3))), cosine_similarity(rng.standard_normal((6, 3)))
     out = tf.structural_trajectory(Ws, Hs, {"w": ("W", CW), "h": ("H", CH), "self": ("W", cosine_similarity(Ws[1]))})
     for t in range(3):
         assert out["w"][t] == pytest.approx(structural_similarity(cosine_similarity(Ws[t]), CW), rel=1e-12)
-        assert out["h"][t] == pytest.approx(structural_similarity(cosine_similarity(Hs[t]), CH), rel=1e-12)
+        assert out["h"][t] == pytest.approx(structural_similarity(cosine_similarity(Hs[t].T), CH), rel=1e-12)
     n = 25  # identical matrices: (n - 1) / n, the ddof mismatch of the authors' formula
     assert out["self"][1] == pytest.approx((n - 1) / n, rel=1e-4)  # C = 1e-5 shifts it slightly
     assert out["self"][0] < 0.9
+
+
+def test_structural_trajectory_offdiagonal_and_partial_metrics():
+    from seqrmt.ntp.geometry import block_indicator, offdiagonal_correlation, partial_correlation
+
+    rng = np.random.default_rng(1)
+    Ws, Hs = rng.standard_normal((2, 6, 4)), rng.standard_normal((2, 4, 7))
+    CW, CH = cosine_similarity(rng.standard_normal((6, 3))), cosine_similarity(rng.standard_normal((7, 3)))
+    targets = {"w": ("W", CW), "h": ("H", CH)}
+    blocks = {"W": block_indicator([0, 0, 1, 1, 2, 2]), "H": block_indicator([0, 0, 0, 1, 1, 2, 2])}
+    off = tf.structural_trajectory(Ws, Hs, targets, metric="offdiag")
+    part = tf.structural_trajectory(Ws, Hs, targets, metric="partial", blocks=blocks)
+    for t in range(2):
+        assert off["w"][t] == pytest.approx(offdiagonal_correlation(cosine_similarity(Ws[t]), CW), abs=1e-14)
+        assert off["h"][t] == pytest.approx(offdiagonal_correlation(cosine_similarity(Hs[t].T), CH), abs=1e-14)
+        assert part["h"][t] == pytest.approx(
+            partial_correlation(cosine_similarity(Hs[t].T), CH, blocks["H"]), abs=1e-14)
+    with pytest.raises(ValueError, match="metric"):
+        tf.structural_trajectory(Ws, Hs, targets, metric="pearson")
+    with pytest.raises(ValueError, match="blocks"):
+        tf.structural_trajectory(Ws, Hs, targets, metric="partial")
+    with pytest.raises(ValueError, match="blocks"):
+        tf.structural_trajectory(Ws, Hs, targets, metric="partial", blocks={"W": blocks["W"]})
 
 
 def test_errors():

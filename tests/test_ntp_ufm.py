@@ -165,3 +165,39 @@ def test_value_errors():
         ufm.compare_with_logits(W, H, np.zeros((V, m)))
     with pytest.raises(ValueError, match="L"):
         ufm.compare_with_logits(W, H, np.ones((V + 1, m)))
+
+
+@pytest.mark.parametrize("lam", [1e-2, 1e-3])
+def test_entropy_gap_prediction_exact_for_equal_counts(lam):
+    """Equal counts on all 2-subsets of [4]: L_lam = a L_mm and CE - H = -log(1 - lam |L_mm|_*) exactly."""
+    S = ntp.k_subset_supports(4, 2)
+    P, pi = S / 2.0, np.full(S.shape[1], 1 / S.shape[1])
+    run = ufm.train_ufm(P, pi, d=6, lam=lam, eta=0.5, max_iter=30_000, rng=2)
+    assert run.grad_norm[-1] < 1e-8
+    pred = ufm.entropy_gap_prediction(ntp.closed_form_max_margin(4, 2), lam)
+    assert pred == pytest.approx(lam * ntp.closed_form_nuclear_norm(4, 2), rel=1e-12)
+    assert run.ce_gap[-1] == pytest.approx(-np.log1p(-pred), rel=1e-6)
+    assert run.ce_gap[-1] / pred == pytest.approx(1.0, abs=lam * 4)
+
+
+@pytest.mark.parametrize("lam", [1e-2, 1e-3])
+def test_entropy_gap_first_order_identity_and_random_counts(trained, lam):
+    """<-grad CE(L), L> = lam |L|_* at the minimiser; with random counts CE - H ~ lam |L_mm|_* to O(1/rho)."""
+    P, pi, out = trained
+    _, run = out[lam]
+    L = run.W @ run.H
+    Q = np.exp(L - L.max(0))
+    Q /= Q.sum(0)
+    G = (Q - P) * pi
+    nuc = np.linalg.svd(L, compute_uv=False).sum()
+    assert -np.sum(G * L) == pytest.approx(lam * nuc, rel=1e-6)
+    L_mm = ntp.ntp_svm_nuclear((P > 0).astype(int))
+    ratio = run.ce_gap[-1] / ufm.entropy_gap_prediction(L_mm, lam)
+    assert abs(ratio - 1) < 0.05  # measured 1.024 and 1.001; the bound on the correction is O(1/rho)
+
+
+def test_entropy_gap_prediction_value_errors():
+    with pytest.raises(ValueError, match="lam"):
+        ufm.entropy_gap_prediction(np.eye(2), 0.0)
+    with pytest.raises(ValueError, match="L_mm"):
+        ufm.entropy_gap_prediction(np.zeros((2, 2)), 1e-3)

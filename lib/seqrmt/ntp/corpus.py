@@ -3,9 +3,8 @@ r"""Data sets for the next-token-prediction chapter (nothing is downloaded).
 * :func:`tinystories_like`: an offline corpus of child-story sentences built from templates over
   twelve semantic word classes. Like the TinyStories-derived set of Zhao et al. (2024), only the
   *support sets* carry linguistic structure; the counts are iid uniform on ``{1, ..., max_count}``.
-* :func:`support_only`: random block-structured support matrices (the generator of checkpoint C-8).
-* :func:`linear_ntp_example`: Gaussian fixed embeddings with random supports and counts (the data
-  of checkpoint C-3 with the defaults and ``rng=0``).
+* :func:`support_only`: random block-structured support matrices.
+* :func:`linear_ntp_example`: Gaussian fixed embeddings with random supports and counts.
 
 Orientation: supports and probabilities are ``V x m`` (columns are contexts); embeddings are
 ``d x m``.
@@ -226,7 +225,7 @@ def tinystories_like(rng=None, m=400, max_count=4, size_range=(2, 8), p_cross=0.
 
 
 def support_only(m, V, n_class, rng):
-    r"""Random block-structured supports (the generator of checkpoint C-8).
+    r"""Random block-structured supports.
 
     Token ids ``0..V-1`` are split into ``n_class`` contiguous nearly equal blocks. For each
     context, in this order of draws: a class (``integers(n_class)``), a size ``s`` uniform on
@@ -269,12 +268,12 @@ def support_only(m, V, n_class, rng):
 
 
 def linear_ntp_example(rng=0, d=30, m=20, V=8, k=4, max_count=4):
-    r"""Gaussian fixed embeddings with random supports and counts (checkpoint C-3 data).
+    r"""Gaussian fixed embeddings with random supports and counts.
 
     Draw order: :math:`\bar H` = one ``d x m`` standard-normal draw; then for each context a support
     of ``k`` distinct tokens (``choice(V, k, replace=False)``, sorted); then for each context ``k``
     counts uniform on ``{1, ..., max_count}`` (``integers(1, max_count + 1, k)``). With the
-    defaults and ``rng=0`` this is the data of checkpoint C-3 (:math:`\mathcal H=1.309491`, ``n = 217``).
+    defaults and ``rng=0`` the data have :math:`\mathcal H=1.309491` and ``n = 217``.
 
     Parameters
     ----------

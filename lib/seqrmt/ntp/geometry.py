@@ -10,12 +10,17 @@ What this module computes
 * the centred support matrix :math:`\tilde S=(I-\frac1V\mathbf 1\mathbf 1^\top)S`, complete
   :math:`k`-subset supports and the closed-form max-margin logits;
 * SVD factors (word and context embeddings), normalised Gram matrices, uncentred cosine
-  matrices and the structural similarity of two matrices.
+  matrices and the structural similarity of two matrices;
+* yardsticks for such similarities: the class-block indicator (:func:`block_indicator`), the
+  correlation of off-diagonal entries (:func:`offdiagonal_correlation`) and the partial
+  correlation given the class blocks (:func:`partial_correlation`).
 
-Conventions: logits, supports and probabilities are ``V x m`` (rows are next tokens, columns
-are contexts); embeddings :math:`\bar H` are ``d x m``; the linear decoder ``W`` is ``V x d``.
-Factors returned by :func:`svd_factors` have **rows** indexed by words (``V x r``) and contexts
-(``m x r``). Vectorisation of ``W`` is row-major (``W.ravel()``) throughout.
+Conventions (one orientation for the whole chapter, that of the papers): logits, supports and
+probabilities are ``V x m`` (rows are next tokens, columns are contexts); word embeddings are the
+**rows** of ``W`` (``V x d``) and context embeddings the **columns** of ``H`` or :math:`\bar H`
+(``d x m``), so that :math:`L=WH`. :func:`svd_factors` returns ``W`` (``V x r``) and ``H``
+(``r x m``) in this orientation; :func:`cosine_similarity` compares rows, so the context cosines
+are ``cosine_similarity(H.T)``. Vectorisation of ``W`` is row-major (``W.ravel()``) throughout.
 
 Used in: Chapter 3.
 """
@@ -54,6 +59,9 @@ __all__ = [
     "normalized_gram",
     "cosine_similarity",
     "structural_similarity",
+    "block_indicator",
+    "offdiagonal_correlation",
+    "partial_correlation",
     "margin",
 ]
 
@@ -409,8 +417,8 @@ def svd_factors(L, tol=1e-6):
     r"""Balanced factors of a logit matrix: word and context embeddings.
 
     With the SVD :math:`L=U\Sigma V^\top` restricted to singular values above ``tol`` times the
-    largest: :math:`W=U_r\Sigma_r^{1/2}` (rows are words) and :math:`H=V_r\Sigma_r^{1/2}` (rows are
-    contexts), so that ``L = W @ H.T``.
+    largest: :math:`W=U_r\Sigma_r^{1/2}` (rows are words) and :math:`H=\Sigma_r^{1/2}V_r^\top`
+    (columns are contexts), so that ``L = W @ H``.
 
     Parameters
     ----------
@@ -421,13 +429,13 @@ def svd_factors(L, tol=1e-6):
     Returns
     -------
     W : ndarray, shape (V, r)
-    H : ndarray, shape (m, r)
+    H : ndarray, shape (r, m)
 
     Examples
     --------
     >>> W, H = svd_factors(closed_form_max_margin(5, 1))
-    >>> W.shape, H.shape, bool(np.allclose(W @ H.T, closed_form_max_margin(5, 1)))
-    ((5, 4), (5, 4), True)
+    >>> W.shape, H.shape, bool(np.allclose(W @ H, closed_form_max_margin(5, 1)))
+    ((5, 4), (4, 5), True)
     """
     L = check_array(L, "L", ndim=2)
     tol = check_positive(tol, "tol")
@@ -436,7 +444,7 @@ def svd_factors(L, tol=1e-6):
         raise ValueError("L must not be zero")
     r = int(np.sum(s > tol * s[0]))
     root = np.sqrt(s[:r])
-    return U[:, :r] * root, Vt[:r].T * root
+    return U[:, :r] * root, root[:, None] * Vt[:r]
 
 
 def normalized_gram(A):
@@ -460,7 +468,7 @@ def gram_matrices(L, tol=1e-6):
     r"""Frobenius-normalised Gram matrices of the balanced factors of ``L``.
 
     Returns :math:`G_W=WW^\top/\|WW^\top\|_F=(LL^\top)^{1/2}/\|\cdot\|_F` (``V x V``) and
-    :math:`G_H=HH^\top/\|HH^\top\|_F=(L^\top L)^{1/2}/\|\cdot\|_F` (``m x m``), with ``W, H`` from
+    :math:`G_H=H^\top H/\|H^\top H\|_F=(L^\top L)^{1/2}/\|\cdot\|_F` (``m x m``), with ``W, H`` from
     :func:`svd_factors` (invariant to the rotation ``R``).
 
     Examples
@@ -470,7 +478,7 @@ def gram_matrices(L, tol=1e-6):
     (-0.25, (10, 10))
     """
     W, H = svd_factors(L, tol=tol)
-    return normalized_gram(W), normalized_gram(H)
+    return normalized_gram(W), normalized_gram(H.T)
 
 
 def cosine_similarity(A):
@@ -512,6 +520,93 @@ def structural_similarity(A, B, C=1e-5):
         raise ValueError("A must have at least two entries")
     cov = np.mean((A - A.mean()) * (B - B.mean()))
     return float((cov + C) / (A.std(ddof=1) * B.std(ddof=1) + C))
+
+
+def block_indicator(labels):
+    r"""Class-block indicator :math:`Z_{ik}=\mathbb 1[c_i=c_k]` of a labelling.
+
+    The cosine matrix of embeddings that know only their class: the trivial baseline for any
+    comparison of cosine matrices whose rows are grouped by class.
+
+    Parameters
+    ----------
+    labels : array_like of int, shape (n,)
+        Class of each row.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n x n`` matrix of zeros and ones (ones on the diagonal).
+
+    Examples
+    --------
+    >>> block_indicator([0, 0, 1]).tolist()
+    [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    c = check_int_array(labels, "labels", ndim=1)
+    if c.size < 2:
+        raise ValueError("labels must have at least two entries")
+    return (c[:, None] == c[None, :]).astype(float)
+
+
+def _offdiag(A, name, n=None):
+    """Off-diagonal entries of a square matrix (size ``n`` if given), checked non-constant."""
+    A = check_array(A, name, ndim=2, shape=(n, n) if n is not None else None)
+    if A.shape[0] != A.shape[1] or A.shape[0] < 3:
+        raise ValueError(f"{name} must be a square matrix of size at least 3, got shape {A.shape}")
+    x = A[~np.eye(A.shape[0], dtype=bool)]
+    if np.ptp(x) == 0:
+        raise ValueError(f"{name} must have non-constant off-diagonal entries")
+    return x, A.shape[0]
+
+
+def offdiagonal_correlation(A, B):
+    r"""Pearson correlation of the off-diagonal entries of two square matrices.
+
+    The diagonal of a cosine matrix is identically one; including it (as
+    :func:`structural_similarity` does) rewards any pair of cosine matrices whose off-diagonal
+    entries are small, even unrelated ones. This correlation ignores it.
+
+    Examples
+    --------
+    >>> A = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 1.0]])
+    >>> round(offdiagonal_correlation(A, 2 * A - 1), 6)
+    1.0
+    """
+    a, n = _offdiag(A, "A")
+    b, _ = _offdiag(B, "B", n)
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def partial_correlation(A, B, Z):
+    r"""Partial correlation of the off-diagonal entries of ``A`` and ``B`` given those of ``Z``.
+
+    The off-diagonal entries of ``A`` and ``B`` are regressed (least squares, with an intercept)
+    on those of ``Z``, and the residuals are correlated. With ``Z`` a class-block indicator
+    (:func:`block_indicator`) this measures how much of the agreement of ``A`` and ``B`` lies
+    *within and between* the blocks, beyond the block structure itself. Equivalent to
+    :math:`(r_{AB}-r_{AZ}r_{BZ})/\sqrt{(1-r_{AZ}^2)(1-r_{BZ}^2)}` with the off-diagonal
+    correlations :math:`r`.
+
+    Examples
+    --------
+    >>> Z = block_indicator([0, 0, 1, 1])
+    >>> A = Z + np.diag([1.0, 1.0, 1.0, 1.0])
+    >>> A[0, 2] = A[2, 0] = 0.5
+    >>> round(partial_correlation(A, A, Z), 6)
+    1.0
+    """
+    a, n = _offdiag(A, "A")
+    b, _ = _offdiag(B, "B", n)
+    z, _ = _offdiag(Z, "Z", n)
+    X = np.column_stack([np.ones_like(z), z])
+    ra = a - X @ np.linalg.lstsq(X, a, rcond=None)[0]
+    rb = b - X @ np.linalg.lstsq(X, b, rcond=None)[0]
+    na, nb = np.linalg.norm(ra), np.linalg.norm(rb)
+    scale = max(np.linalg.norm(a - a.mean()), np.linalg.norm(b - b.mean()))
+    if min(na, nb) <= 1e-12 * scale:
+        raise ValueError("A and B must not be affine functions of Z off the diagonal")
+    return float(ra @ rb / (na * nb))
 
 
 def margin(L, S):

@@ -58,6 +58,15 @@ METHODS = ("gd", "ngd", "adam")
 # Shared pieces (also used by seqrmt.ntp.ufm)
 # ---------------------------------------------------------------------------
 
+def _adam_step(x, g, mom, vel, k, eta, b1, b2, eps):
+    """One in-place Adam update of ``x`` with gradient ``g`` at step ``k >= 1`` (bias-corrected)."""
+    mom *= b1
+    mom += (1 - b1) * g
+    vel *= b2
+    vel += (1 - b2) * g * g
+    x -= eta * (mom / (1 - b1**k)) / (np.sqrt(vel / (1 - b2**k)) + eps)
+
+
 def _check_problem(P, pi):
     """Validate ``P`` (V, m) and ``pi`` (m,); return them with ``log P`` on the support."""
     P = check_prob_columns(P, "P")
@@ -379,11 +388,7 @@ def train_linear(Hbar, P, pi, method="gd", eta=None, max_iter=10_000, record_at=
                 if gnorm > 0:
                     W -= (eta / gnorm) * grad
             else:
-                m1 *= b1
-                m1 += (1 - b1) * grad
-                m2 *= b2
-                m2 += (1 - b2) * grad * grad
-                W -= eta * (m1 / (1 - b1**k)) / (np.sqrt(m2 / (1 - b2**k)) + eps)
+                _adam_step(W, grad, m1, m2, k, eta, b1, b2, eps)
             if k % 256 == 0:
                 _check_finite(W, "W", k, hint)
             if i_rec < n_rec and k == record_at[i_rec]:
@@ -424,12 +429,9 @@ def ridge_path(Hbar, P, pi, lams, tol=1e-10, max_iter=200):
 
     Parameters
     ----------
-    Hbar : array_like, shape (d, m)
-        Context embeddings (columns).
-    P : array_like, shape (V, m)
-        Next-token distributions (columns).
-    pi : array_like, shape (m,)
-        Context frequencies.
+    Hbar, P, pi : array_like
+        Embeddings ``(d, m)``, distributions ``(V, m)`` and frequencies ``(m,)``, as in
+        :func:`ntp_loss_and_gradient`.
     lams : array_like
         Positive regularisation strengths.
     tol : float

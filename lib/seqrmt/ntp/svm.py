@@ -41,8 +41,11 @@ class InfeasibleProgramError(RuntimeError):
     """Raised when a convex program is infeasible or the solver fails; the message has the status."""
 
 
-def _constraints(Lam, S):
-    """Vectorised NTP-SVM constraints on the cvxpy expression ``Lam`` (V x m)."""
+def _constraints(Lam, S, margin=None):
+    """Vectorised NTP-SVM constraints on the cvxpy expression ``Lam`` (V x m).
+
+    Equal logits on each support; off-support margin 1, or ``margin[j]`` in column ``j``.
+    """
     anchors, E, O = support_masks(S)
     ez, ej = np.nonzero(E)
     ov, oj = np.nonzero(O)
@@ -50,7 +53,7 @@ def _constraints(Lam, S):
     if ez.size:
         cons.append(Lam[anchors[ej], ej] - Lam[ez, ej] == 0)
     if ov.size:
-        cons.append(Lam[anchors[oj], oj] - Lam[ov, oj] >= 1)
+        cons.append(Lam[anchors[oj], oj] - Lam[ov, oj] >= (1 if margin is None else margin[oj]))
     return cons
 
 
@@ -204,15 +207,7 @@ def ntp_svm_nuclear(S, solver=None, deduplicate=True, **solver_options):
         solver = "CLARABEL" if Su.size <= 500 else "SCS"
     X = cp.Variable(Su.shape)
     # X = L_u diag(root): equalities are homogeneous, the margin of column g becomes root[g].
-    anchors, E, O = support_masks(Su)
-    ez, ej = np.nonzero(E)
-    ov, oj = np.nonzero(O)
-    cons = []
-    if ez.size:
-        cons.append(X[anchors[ej], ej] - X[ez, ej] == 0)
-    if ov.size:
-        cons.append(X[anchors[oj], oj] - X[ov, oj] >= root[oj])
-    prob = cp.Problem(cp.Minimize(cp.normNuc(X)), cons)
+    prob = cp.Problem(cp.Minimize(cp.normNuc(X)), _constraints(X, Su, margin=root))
     _solve(prob, solver, "NTP-SVM*", **solver_options)
     Lu = X.value / root
     return Lu[:, inverse]

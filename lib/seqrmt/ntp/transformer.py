@@ -15,9 +15,9 @@ the summed cross-entropy over all :math:`n` samples divided by :math:`n`.
 
 * Next-token data in the paper's orientation: ``P`` is ``(V, m)`` (column :math:`j` is
   :math:`\hat p_j`), ``pi`` is ``(m,)``; logits are recorded as ``(V, m)``.
-* Embeddings in the authors' code orientation (rows are vectors): word embeddings ``W`` are the
-  head's weight ``(V, d)``; context embeddings ``H`` are the final normalised hidden states at the
-  last position ``(m, d)``. Hence ``logits = W @ H.T``.
+* Embeddings in the orientation of the whole chapter (:mod:`seqrmt.ntp.geometry`): word embeddings
+  are the rows of ``W``, the head's weight ``(V, d)``; context embeddings are the columns of ``H``,
+  the final normalised hidden states at the last position ``(d, m)``. Hence ``logits = W @ H``.
 
 Used in: Chapter 3 (notebook ``05_transformer_and_ufm``).
 """
@@ -40,7 +40,7 @@ from .._validation import (
 from ..nanogpt import GPTConfig, build_gpt
 from ..utils import torch_device
 from .data import NTPData
-from .geometry import cosine_similarity, structural_similarity
+from .geometry import cosine_similarity, offdiagonal_correlation, partial_correlation, structural_similarity
 from .linear import log_spaced_steps
 
 __all__ = ["NTPTrainResult", "train_ntp_transformer", "structural_trajectory"]
@@ -59,9 +59,9 @@ class NTPTrainResult:
     W : numpy.ndarray
         Head weights (word embeddings) at the recorded epochs, ``(k, V, d)``.
     H : numpy.ndarray
-        Last-position final normalised hidden states (context embeddings), ``(k, m, d)``.
+        Last-position final normalised hidden states (context embeddings, columns), ``(k, d, m)``.
     logits : numpy.ndarray
-        Logits ``W_t H_t^T`` of the distinct contexts, ``(k, V, m)``.
+        Logits ``W_t H_t`` of the distinct contexts, ``(k, V, m)``.
     model : seqrmt.nanogpt.GPT
         The trained model (on its training device).
     """
@@ -118,7 +118,7 @@ def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=
     >>> cfg = GPTConfig.llama(4, out_vocab_size=3, n_layer=1, n_embd=16, head_dim=4, mlp_hidden=32)
     >>> res = train_ntp_transformer(data, [[1, 2], [3, 2]], cfg, epochs=50, lr=1e-2, record=[0, 50])
     >>> res.W.shape, res.H.shape, res.logits.shape
-    ((2, 3, 16), (2, 2, 16), (2, 3, 2))
+    ((2, 3, 16), (2, 16, 2), (2, 3, 2))
     >>> bool(res.loss[-1] - data.entropy() < 0.05 * (res.loss[0] - data.entropy()))  # CE approaches H
     True
     """
@@ -160,7 +160,7 @@ def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=
         losses[t] = loss.detach()
         if t in wanted:
             saved["W"].append(model.lm_head.weight.detach().cpu().double().numpy().copy())
-            saved["H"].append(h.detach().cpu().double().numpy())
+            saved["H"].append(h.detach().cpu().double().numpy().T)
             saved["logits"].append(logits.detach().cpu().double().numpy().T)
         if t < epochs:
             optimizer.zero_grad(set_to_none=True)
@@ -171,21 +171,33 @@ def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=
                           H=np.stack(saved["H"]), logits=np.stack(saved["logits"]), model=model)
 
 
-def structural_trajectory(Ws, Hs, targets):
-    r"""Structural similarity of the trained cosine matrices with target cosine matrices, per epoch.
+def structural_trajectory(Ws, Hs, targets, metric="ssim", blocks=None):
+    r"""Similarity of the trained cosine matrices with target cosine matrices, per epoch.
 
-    For each recorded pair :math:`(W_t, H_t)` the row-wise cosine matrices
-    :math:`\mathrm{Cos}(W_t)` (``V x V``) and :math:`\mathrm{Cos}(H_t)` (``m x m``) are compared
-    with each target by :func:`seqrmt.ntp.geometry.structural_similarity`.
+    For each recorded pair :math:`(W_t, H_t)` the cosine matrices of the word embeddings (rows of
+    :math:`W_t`, ``V x V``) and of the context embeddings (columns of :math:`H_t`, ``m x m``) are
+    compared with each target by one of three measures:
+
+    * ``"ssim"``: the structural correlation of all entries,
+      :func:`seqrmt.ntp.geometry.structural_similarity` (the authors' measure; the unit diagonal
+      counts);
+    * ``"offdiag"``: the correlation of the off-diagonal entries,
+      :func:`seqrmt.ntp.geometry.offdiagonal_correlation`;
+    * ``"partial"``: the partial correlation of the off-diagonal entries given a class-block
+      indicator, :func:`seqrmt.ntp.geometry.partial_correlation` (needs ``blocks``).
 
     Parameters
     ----------
     Ws : array_like
         Word embeddings, ``(k, V, d)`` (rows are words).
     Hs : array_like
-        Context embeddings, ``(k, m, d)`` (rows are contexts).
+        Context embeddings, ``(k, d, m)`` (columns are contexts).
     targets : dict
         ``name -> (kind, C)`` with ``kind`` ``"W"`` (``C`` is ``V x V``) or ``"H"`` (``C`` is ``m x m``).
+    metric : {"ssim", "offdiag", "partial"}
+    blocks : dict, optional
+        ``kind -> Z`` with the block indicator ``Z`` (:func:`seqrmt.ntp.geometry.block_indicator`)
+        of the words (``"W"``) and of the contexts (``"H"``); required for ``"partial"``.
 
     Returns
     -------
@@ -195,7 +207,7 @@ def structural_trajectory(Ws, Hs, targets):
     Examples
     --------
     >>> Ws = np.stack([np.eye(3), -np.eye(3) + 1.0])  # orthogonal rows, then cosines 1/2 off the diagonal
-    >>> out = structural_trajectory(Ws, Ws, {"words": ("W", np.eye(3))})
+    >>> out = structural_trajectory(Ws, Ws, {"words": ("W", np.eye(3))})  # symmetric: H = W
     >>> np.round(out["words"], 3).tolist()
     [0.889, 0.889]
     """
@@ -203,11 +215,26 @@ def structural_trajectory(Ws, Hs, targets):
     Hs = check_array(Hs, "Hs", ndim=3, shape=(Ws.shape[0], None, None))
     if not isinstance(targets, dict) or not targets:
         raise ValueError("targets must be a non-empty dict name -> (kind, matrix)")
+    if metric not in ("ssim", "offdiag", "partial"):
+        raise ValueError(f"metric must be 'ssim', 'offdiag' or 'partial', got {metric!r}")
+    if metric == "partial" and not isinstance(blocks, dict):
+        raise ValueError("blocks must be a dict kind -> block indicator for metric 'partial'")
     out = {}
     for name, (kind, C) in targets.items():
         if kind not in ("W", "H"):
             raise ValueError(f"targets[{name!r}] kind must be 'W' or 'H', got {kind!r}")
-        X = Ws if kind == "W" else Hs
+        X = Ws if kind == "W" else np.swapaxes(Hs, 1, 2)  # rows are the vectors compared
         C = check_array(C, f"targets[{name!r}]", ndim=2, shape=(X.shape[1], X.shape[1]))
-        out[name] = np.array([structural_similarity(cosine_similarity(x), C) for x in X])
+        if metric == "ssim":
+            score = structural_similarity
+        elif metric == "offdiag":
+            score = offdiagonal_correlation
+        else:
+            if kind not in blocks:
+                raise ValueError(f"blocks must have an entry for kind {kind!r}")
+            Z = check_array(blocks[kind], f"blocks[{kind!r}]", ndim=2, shape=C.shape)
+
+            def score(A, B, Z=Z):
+                return partial_correlation(A, B, Z)
+        out[name] = np.array([score(cosine_similarity(x), C) for x in X])
     return out

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validation import check_array, check_positive, check_size
 from ..utils import ConvergenceError, as_generator, single_threaded_blas
-from .linear import _check_finite, _check_problem, _softmax_residual, log_spaced_steps
+from .linear import _adam_step, _check_finite, _check_problem, _softmax_residual, log_spaced_steps
 
 __all__ = [
     "ufm_loss_and_gradients",
@@ -37,6 +37,7 @@ __all__ = [
     "train_ufm",
     "LogitComparison",
     "compare_with_logits",
+    "entropy_gap_prediction",
 ]
 
 OPTIMIZERS = ("gd", "adam")
@@ -53,14 +54,11 @@ def ufm_loss_and_gradients(W, H, P, pi, lam):
 
     Parameters
     ----------
-    W : array_like, shape (V, d)
-        Word embeddings (rows).
-    H : array_like, shape (d, m)
-        Context embeddings (columns).
-    P : array_like, shape (V, m)
-        Next-token distributions (columns summing to one).
-    pi : array_like, shape (m,)
-        Context frequencies (positive, summing to one).
+    W, H : array_like
+        Word embeddings ``(V, d)`` (rows) and context embeddings ``(d, m)`` (columns).
+    P, pi : array_like
+        Next-token distributions ``(V, m)`` (columns summing to one) and context frequencies
+        ``(m,)`` (positive, summing to one).
     lam : float
         Weight decay :math:`\lambda>0`.
 
@@ -316,11 +314,7 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
             else:
                 k = t + 1
                 for x, g, mo, ve in ((W, gW, mom[0], vel[0]), (H, gH, mom[1], vel[1])):
-                    mo *= b1
-                    mo += (1 - b1) * g
-                    ve *= b2
-                    ve += (1 - b2) * g * g
-                    x -= eta * (mo / (1 - b1**k)) / (np.sqrt(ve / (1 - b2**k)) + eps)
+                    _adam_step(x, g, mo, ve, k, eta, b1, b2, eps)
             if t % 256 == 0:
                 _check_finite(W, "W", t + 1, hint)
     _check_finite(W, "W", t, hint)
@@ -407,3 +401,39 @@ def compare_with_logits(W, H, L):
         nuclear=float(np.linalg.svd(L, compute_uv=False).sum()),
         balancedness=(w2 - h2) / (w2 + h2) if w2 + h2 > 0 else 0.0,
     )
+
+
+def entropy_gap_prediction(L_mm, lam):
+    r"""Leading-order excess loss :math:`\mathrm{CE}(L_\lambda)-\mathcal H\simeq\lambda\|L^{\rm mm}\|_*`.
+
+    Along the regularisation path :math:`L_\lambda=\arg\min_L\mathrm{CE}(L)+\lambda\|L\|_*`,
+    the first-order condition gives the exact identity
+    :math:`\langle-\nabla\mathrm{CE}(L_\lambda),L_\lambda\rangle=\lambda\|L_\lambda\|_*`; with
+    :math:`L_\lambda=L^{\rm in}+\rho L^{\rm mm}+O(1)` both sides are :math:`\rho` times
+    (excess loss, resp. :math:`\lambda\|L^{\rm mm}\|_*`) up to relative corrections
+    :math:`O(1/\rho)`, :math:`\rho\approx\ln(1/\lambda)`. No parameter is fitted.
+
+    Parameters
+    ----------
+    L_mm : array_like, shape (V, m)
+        Max-margin logits (:func:`seqrmt.ntp.svm.ntp_svm_nuclear`), not zero.
+    lam : float
+        Regularisation strength, positive.
+
+    Returns
+    -------
+    float
+        :math:`\lambda\|L^{\rm mm}\|_*`.
+
+    Examples
+    --------
+    >>> from seqrmt.ntp.geometry import closed_form_max_margin
+    >>> round(entropy_gap_prediction(closed_form_max_margin(5, 2), 1e-3), 6)
+    0.006928
+    """
+    L_mm = check_array(L_mm, "L_mm", ndim=2)
+    lam = check_positive(lam, "lam")
+    nuc = float(np.linalg.svd(L_mm, compute_uv=False).sum())
+    if nuc == 0:
+        raise ValueError("L_mm must not be zero")
+    return lam * nuc
