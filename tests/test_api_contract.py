@@ -131,7 +131,7 @@ REGISTRY = {
                                     x=np.array([1.0]), eps=1e-6, _ok="x:neg x:zero x:ndim"),
     "rmt.empirical_stieltjes": dict(eigs=np.array([1.0, 2.0]), z=np.array([1.0j]),
                                     _ok="eigs:neg eigs:zero eigs:ndim z:*"),
-    "rmt.sample_covariance_eigs": dict(d=4, n=8, rng=0),
+    "rmt.sample_covariance_eigs": dict(d=4, n=8, rng=0, entries="rademacher"),
     "rmt.solve_delta": dict(population_eigs=np.ones(4), n=8, z=0.1),
     "rmt.deterministic_equivalent": dict(population_eigs=np.ones(4), n=8, z=0.5),
     "rmt.sample_resolvent": dict(d=4, n=8, z=0.5, rng=0),
@@ -163,6 +163,8 @@ REGISTRY = {
     "lgm.simulate_mixture_model": dict(M=np.eye(3)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=10,
                                        gamma=0.5, n_trials=2, rng=0),
     "lgm.mixture_limits": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20),
+    "lgm.mixture_test_error_talk": dict(M=np.eye(6)[:, :2], P=_P2, n=20, gamma=0.5),
+    "lgm.mixture_optimal_ridge": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20),
     # ---------------------------------------------------------------- utils
     "utils.as_generator": dict(rng=0),
     "utils.preset": dict(book=2, paper=5, _ok="book:* paper:*"),  # any values, returned as is
