@@ -141,6 +141,7 @@ REGISTRY = {
     "rmt.ridge_tau": dict(eta=0.5, gamma=0.1),
     "rmt.ridge_equivalent": dict(eta=1.5, gamma=0.5),
     "rmt.trace_lemma_gap": dict(A=np.eye(3), n_trials=2, rng=0),
+    "rmt.loglog_fit": dict(x=np.array([1.0, 10.0]), y=np.array([1.0, 0.1]), y_se=np.array([0.1, 0.01])),
     "rmt.ks_distance": dict(samples=np.zeros(4), cdf=lambda x: (x >= 0).astype(float),
                             _ok="samples:neg samples:zero samples:ndim"),
     # ---------------------------------------------------------------- lgm

@@ -48,6 +48,7 @@ __all__ = [
     "ridge_equivalent",
     "trace_lemma_gap",
     "ks_distance",
+    "loglog_fit",
 ]
 
 
@@ -813,3 +814,49 @@ def ks_distance(samples, cdf):
     Fn = np.searchsorted(x, x, side="right") / n
     Fn_left = np.searchsorted(x, x, side="left") / n
     return float(max(np.max(np.abs(Fn - F)), np.max(np.abs(Fn_left - F_left))))
+
+
+# ---------------------------------------------------------------------------
+# Convergence rates
+# ---------------------------------------------------------------------------
+
+
+def loglog_fit(x, y, y_se):
+    r"""Fitted exponent of :math:`y\approx Cx^p` with a standard error propagated from ``y_se``.
+
+    Least squares of :math:`\log y` on :math:`\log x`. With independent points and
+    :math:`\mathrm{se}(\log y_j)\approx\mathrm{se}(y_j)/y_j`, the slope
+    :math:`\hat p=\sum_jw_j\log y_j`, :math:`w_j=\frac{u_j}{\sum_iu_i^2}`,
+    :math:`u_j=\log x_j-\overline{\log x}`, has standard error
+    :math:`\big(\sum_jw_j^2\,\mathrm{se}(\log y_j)^2\big)^{1/2}`.
+
+    Parameters
+    ----------
+    x : array_like, shape (m,)
+        Positive abscissae (e.g. dimensions), at least two distinct values.
+    y : array_like, shape (m,)
+        Positive estimates (e.g. Monte Carlo means of an error).
+    y_se : array_like, shape (m,)
+        Their standard errors (non-negative), from independent realisations.
+
+    Returns
+    -------
+    tuple of float
+        ``(slope, slope_se)``.
+
+    Examples
+    --------
+    >>> p, se = loglog_fit([10, 100, 1000], [1.0, 0.1, 0.01], [0.01, 0.001, 0.0001])
+    >>> round(p, 6), round(se, 6)
+    (-1.0, 0.003071)
+    """
+    x = check_array(x, "x", ndim=1, positive=True)
+    y = check_array(y, "y", ndim=1, shape=(x.size,), positive=True)
+    y_se = check_array(y_se, "y_se", ndim=1, shape=(x.size,))
+    if np.any(y_se < 0):
+        raise ValueError("y_se must be non-negative")
+    u = np.log(x) - np.mean(np.log(x))
+    if x.size < 2 or np.sum(u**2) == 0:
+        raise ValueError("x must hold at least two distinct values (a slope needs a spread)")
+    w = u / np.sum(u**2)
+    return float(np.sum(w * np.log(y))), float(np.sqrt(np.sum(w**2 * (y_se / y) ** 2)))
