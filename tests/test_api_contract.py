@@ -149,6 +149,8 @@ REGISTRY = {
     "lgm.expected_softmax_sq_norm": dict(k=3, rho=0.9, n_nodes=10),
     "lgm.context_theory": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=8, n=50,
                                gamma=1.0),
+    "lgm.context_variance_split": dict(theory=lambda: seqrmt.lgm.context_theory(
+        np.full((3, 4), 1 / 3), np.ones(4), 8, 50, 0.1)),
     "lgm.context_train_error_uniform": dict(s=0.5, d=8, c=8, n=50, gamma=0.1),
     "lgm.sample_context_data": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6, n=20,
                                     rng=0),

@@ -41,6 +41,7 @@ __all__ = [
     "ContextTheory",
     "context_theory",
     "context_train_error_uniform",
+    "context_variance_split",
     "ContextSimulation",
     "sample_context_data",
     "context_predictions",
@@ -322,6 +323,47 @@ def context_train_error_uniform(s, d, c, n, gamma):
         c / n + (1.0 - c / n) * s
     )
     return float(err) if np.ndim(err) == 0 else err
+
+
+def context_variance_split(theory):
+    r"""Split the mean prediction variance of Model 1 into token noise and embedding leakage.
+
+    From :func:`context_theory`, :math:`\operatorname{Tr}\operatorname{Cov}\hat p_a=
+    \operatorname{Tr}C_a-D_a^2\|p_a\|^2` is the sum of
+
+    * the **token noise** :math:`D_a^2\operatorname{Tr}(\Sigma_a-p_ap_a^\top)=
+      D_a^2\frac{c}{\alpha_an}(1-\|p_a\|^2)`, the sampling noise of the context's own
+      frequencies, which vanishes as :math:`n/c\to\infty`, and
+    * the **leakage** :math:`\operatorname{Tr}C_a-D_a^2\operatorname{Tr}\Sigma_a`, the
+      cross term through the other contexts' embeddings, which tends to a positive limit
+      as :math:`n\to\infty` at fixed :math:`c,d`.
+
+    Parameters
+    ----------
+    theory : ContextTheory
+        The output of :func:`context_theory`.
+
+    Returns
+    -------
+    tuple of float
+        ``(token_noise, leakage)``, each averaged over the contexts.
+
+    Examples
+    --------
+    >>> P = np.full((3, 4), 1 / 3)
+    >>> th = context_theory(P, np.ones(4), 8, 400, 0.1)
+    >>> tok, leak = context_variance_split(th)
+    >>> total = np.mean(np.trace(th.cov, axis1=1, axis2=2))
+    >>> bool(abs(tok + leak - total) < 1e-12)
+    True
+    """
+    if not isinstance(theory, ContextTheory):
+        raise ValueError(f"theory must be a ContextTheory, got {type(theory).__name__}")
+    P = theory.m / np.where(theory.D > 0, theory.D, 1.0)  # columns p_a
+    tr_sigma = np.trace(theory.Sigma, axis1=1, axis2=2)
+    token = theory.D**2 * (tr_sigma - np.sum(P**2, axis=0))
+    leak = np.trace(theory.C, axis1=1, axis2=2) - theory.D**2 * tr_sigma
+    return float(np.mean(token)), float(np.mean(leak))
 
 
 @dataclass(frozen=True)
