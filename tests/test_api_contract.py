@@ -131,7 +131,7 @@ REGISTRY = {
                                     x=np.array([1.0]), eps=1e-6, _ok="x:neg x:zero x:ndim"),
     "rmt.empirical_stieltjes": dict(eigs=np.array([1.0, 2.0]), z=np.array([1.0j]),
                                     _ok="eigs:neg eigs:zero eigs:ndim z:*"),
-    "rmt.sample_covariance_eigs": dict(d=4, n=8, rng=0),
+    "rmt.sample_covariance_eigs": dict(d=4, n=8, rng=0, entries="rademacher"),
     "rmt.solve_delta": dict(population_eigs=np.ones(4), n=8, z=0.1),
     "rmt.deterministic_equivalent": dict(population_eigs=np.ones(4), n=8, z=0.5),
     "rmt.sample_resolvent": dict(d=4, n=8, z=0.5, rng=0),
@@ -141,6 +141,7 @@ REGISTRY = {
     "rmt.ridge_tau": dict(eta=0.5, gamma=0.1),
     "rmt.ridge_equivalent": dict(eta=1.5, gamma=0.5),
     "rmt.trace_lemma_gap": dict(A=np.eye(3), n_trials=2, rng=0),
+    "rmt.loglog_fit": dict(x=np.array([1.0, 10.0]), y=np.array([1.0, 0.1]), y_se=np.array([0.1, 0.01])),
     "rmt.ks_distance": dict(samples=np.zeros(4), cdf=lambda x: (x >= 0).astype(float),
                             _ok="samples:neg samples:zero samples:ndim"),
     # ---------------------------------------------------------------- lgm
@@ -148,6 +149,8 @@ REGISTRY = {
     "lgm.expected_softmax_sq_norm": dict(k=3, rho=0.9, n_nodes=10),
     "lgm.context_theory": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=8, n=50,
                                gamma=1.0),
+    "lgm.context_variance_split": dict(theory=lambda: seqrmt.lgm.context_theory(
+        np.full((3, 4), 1 / 3), np.ones(4), 8, 50, 0.1)),
     "lgm.context_train_error_uniform": dict(s=0.5, d=8, c=8, n=50, gamma=0.1),
     "lgm.sample_context_data": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6, n=20,
                                     rng=0),
@@ -163,6 +166,8 @@ REGISTRY = {
     "lgm.simulate_mixture_model": dict(M=np.eye(3)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=10,
                                        gamma=0.5, n_trials=2, rng=0),
     "lgm.mixture_limits": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20),
+    "lgm.mixture_test_error_talk": dict(M=np.eye(6)[:, :2], P=_P2, n=20, gamma=0.5),
+    "lgm.mixture_optimal_ridge": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20),
     # ---------------------------------------------------------------- utils
     "utils.as_generator": dict(rng=0),
     "utils.preset": dict(book=2, paper=5, _ok="book:* paper:*"),  # any values, returned as is

@@ -328,3 +328,38 @@ def test_pool_context_simulations_validation():
         lgm.pool_context_simulations([a, "x"])
     with pytest.raises(ValueError, match="sims"):
         lgm.pool_context_simulations([a, b])
+
+
+# ------------------------------------------------ variance: token noise vs leakage
+def test_context_variance_split_limits_and_closed_form():
+    """Token noise = D^2 (c/n)(1 - s) and leakage = L (c/n + (1 - c/n) s) for uniform weights,
+    with L = kappa beta / ((1 - kappa beta)(1 + delta)^2); as n -> infinity the token noise
+    vanishes and the leakage tends to L s > 0."""
+    rng = np.random.default_rng(11)
+    c, d = 27, 27
+    P = lgm.softmax_distributions(3, c, 0.9, rng)
+    s = np.mean(np.sum(P**2, axis=0))
+    for n in (270, 2700, 10**7):
+        th = lgm.context_theory(P, np.ones(c), d, n, 0.1)
+        tok, leak = lgm.context_variance_split(th)
+        D = th.D[0]
+        L = th.kappa * th.beta / ((1 - th.kappa * th.beta) * (1 + th.delta) ** 2)
+        assert tok == pytest.approx(D**2 * c / n * (1 - s), rel=1e-10)
+        assert leak == pytest.approx(L * (c / n + (1 - c / n) * s), rel=1e-10)
+    assert tok < 1e-5 < 0.01 < leak  # n = 10^7: leakage stays
+
+
+def test_context_variance_split_monte_carlo():
+    """Both parts against a fixed-count simulation at two sample sizes (total variance within 6 se)."""
+    rng = np.random.default_rng(12)
+    c = d = 27
+    P = lgm.softmax_distributions(3, c, 0.9, rng)
+    for n in (5 * c, 200 * c):
+        th = lgm.context_theory(P, np.ones(c), d, n, 0.1)
+        batches = [lgm.simulate_context_model(P, np.ones(c), d, n, [0.1], 100, rng, counts="fixed")
+                   for _ in range(8)]
+        v = [np.mean(np.trace(b.cov[0], axis1=1, axis2=2)) * 100 / 99 for b in batches]
+        se = np.std(v, ddof=1) / np.sqrt(len(v))
+        assert abs(np.mean(v) - sum(lgm.context_variance_split(th))) < 6 * se + 0.05 * np.mean(v)
+    with pytest.raises(ValueError, match="theory"):
+        lgm.context_variance_split("not a theory")

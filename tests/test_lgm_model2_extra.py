@@ -141,3 +141,44 @@ def test_bad_input_raises_value_error_naming_argument(mixture6):
         lgm.mixture_limits(M, pi, P, 0)
     with pytest.raises(ValueError, match="n"):
         lgm.mixture_limits(M, pi, P, 10.5)
+
+
+# ------------------------------------------------- the talk's printed formula
+@pytest.mark.parametrize("c,d,n,gamma,scale", [(9, 400, 800, 0.1, 0.5), (9, 400, 800, 3.0, 0.5),
+                                                (81, 81, 5000, 1.0, 1.0), (5, 300, 200, 0.01, 0.5)])
+def test_talk_formula_equals_book_formula(c, d, n, gamma, scale):
+    """Seddik's printed E_test (read with P^T P) is the book's boxed formula at pi = 1/c."""
+    rng = np.random.default_rng(c + d)
+    P = lgm.softmax_distributions(K, c, 0.9, rng)
+    M = scale * rng.standard_normal((d, c))
+    talk = lgm.mixture_test_error_talk(M, P, n, gamma)
+    book = lgm.mixture_theory(M, np.full(c, 1 / c), P, n, gamma).test_error
+    assert talk == pytest.approx(book, rel=1e-10)
+
+
+def test_talk_formula_differs_with_the_typo_delta():
+    """With the talk's discriminant 4 gamma the value changes at eta != 1 (so the test can fail)."""
+    from seqrmt import rmt
+    rng = np.random.default_rng(3)
+    P = lgm.softmax_distributions(K, 4, 0.9, rng)
+    M = 0.5 * rng.standard_normal((200, 4))
+    th = lgm.mixture_theory(M, np.full(4, 0.25), P, 800, 0.1)
+    assert rmt.ridge_delta(0.25, 0.1, variant="talk") / th.delta > 1.5
+
+
+def test_optimal_ridge_constant_model_and_grid(mixture6):
+    """gamma* of the c = k = 1 model (exercise ex-gm-constant) and a brute-force grid check."""
+    M = np.zeros((400, 1))
+    M[0, 0] = 1.0
+    g, e = lgm.mixture_optimal_ridge(M, [1.0], np.ones((1, 1)), 800)
+    assert g == pytest.approx(0.7911, abs=2e-3)
+    assert e == pytest.approx(0.63478, abs=1e-4)
+    G, pi, P = mixture6
+    M = _means(G, 200)
+    g, e = lgm.mixture_optimal_ridge(M, pi, P, 400)
+    grid = np.logspace(-4, 3, 400)
+    errs = [lgm.mixture_theory(M, pi, P, 400, x).test_error for x in grid]
+    assert e <= min(errs) + 1e-9
+    assert abs(np.log(g / grid[int(np.argmin(errs))])) < 0.1
+    with pytest.raises(ValueError, match="bounds"):
+        lgm.mixture_optimal_ridge(M, pi, P, 400, bounds=(1.0, 0.5))

@@ -276,3 +276,46 @@ def test_trace_lemma_gap_std():
 def test_bad_input_raises_value_error_naming_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ---------------------------------------------------------------- universality
+def test_entry_laws_have_unit_variance_and_their_fourth_moments():
+    """The three entry laws: mean 0, variance 1; E w^4 = 3 (Gaussian), 1 (signs), 9 (t_5 scaled)."""
+    rng = np.random.default_rng(5)
+    for entries, m4, tol in [("gaussian", 3.0, 0.1), ("rademacher", 1.0, 1e-12), ("student", 9.0, 1.5)]:
+        w = rmt._unit_entries((400_000,), rng, entries)
+        assert abs(w.mean()) < 0.01
+        assert w.var() == pytest.approx(1.0, abs=0.01)
+        assert np.mean(w**4) == pytest.approx(m4, abs=tol)
+
+
+@pytest.mark.parametrize("entries", ["rademacher", "student"])
+def test_mp_law_is_universal_ks(entries):
+    """Non-Gaussian entries follow the same Marchenko-Pastur law: KS distance O(1/d)."""
+    rng = np.random.default_rng(6)
+    for d, n in [(400, 800), (600, 300)]:
+        eigs = rmt.sample_covariance_eigs(d, n, rng, entries=entries)
+        assert rmt.ks_distance(eigs, lambda x: rmt.mp_cdf(x, d / n)) < 10 / d
+    # unit variance matters: a wrong variance is detected
+    assert rmt.ks_distance(eigs, lambda x: rmt.mp_cdf(x, 2.0, var=1.2)) > 0.03
+
+
+def test_sample_covariance_eigs_rejects_unknown_law():
+    with pytest.raises(ValueError, match="entries"):
+        rmt.sample_covariance_eigs(4, 8, 0, entries="cauchy")
+
+
+def test_loglog_fit_slope_and_se_against_monte_carlo():
+    """The slope is exact on a power law, and its se matches the spread of fitted slopes."""
+    x = np.array([50.0, 100, 200, 400, 800])
+    p, _ = rmt.loglog_fit(x, 3 * x**-0.5, 0.01 * np.ones(5))
+    assert p == pytest.approx(-0.5, abs=1e-12)
+    rng = np.random.default_rng(7)
+    y0, rel = x**-1.0, 0.05
+    slopes = [rmt.loglog_fit(x, y0 * (1 + rel * rng.standard_normal(5)), rel * y0)[0] for _ in range(4000)]
+    _, se = rmt.loglog_fit(x, y0, rel * y0)
+    assert np.std(slopes) == pytest.approx(se, rel=0.1)
+    with pytest.raises(ValueError, match="x"):
+        rmt.loglog_fit([1.0, 1.0], [1.0, 2.0], [0.1, 0.1])
+    with pytest.raises(ValueError, match="y_se"):
+        rmt.loglog_fit([1.0, 2.0], [1.0, 2.0], [0.1, -0.1])

@@ -41,6 +41,7 @@ __all__ = [
     "ContextTheory",
     "context_theory",
     "context_train_error_uniform",
+    "context_variance_split",
     "ContextSimulation",
     "sample_context_data",
     "context_predictions",
@@ -54,6 +55,8 @@ __all__ = [
     "simulate_mixture_model",
     "MixtureLimits",
     "mixture_limits",
+    "mixture_test_error_talk",
+    "mixture_optimal_ridge",
 ]
 
 
@@ -322,6 +325,47 @@ def context_train_error_uniform(s, d, c, n, gamma):
     return float(err) if np.ndim(err) == 0 else err
 
 
+def context_variance_split(theory):
+    r"""Split the mean prediction variance of Model 1 into token noise and embedding leakage.
+
+    From :func:`context_theory`, :math:`\operatorname{Tr}\operatorname{Cov}\hat p_a=
+    \operatorname{Tr}C_a-D_a^2\|p_a\|^2` is the sum of
+
+    * the **token noise** :math:`D_a^2\operatorname{Tr}(\Sigma_a-p_ap_a^\top)=
+      D_a^2\frac{c}{\alpha_an}(1-\|p_a\|^2)`, the sampling noise of the context's own
+      frequencies, which vanishes as :math:`n/c\to\infty`, and
+    * the **leakage** :math:`\operatorname{Tr}C_a-D_a^2\operatorname{Tr}\Sigma_a`, the
+      cross term through the other contexts' embeddings, which tends to a positive limit
+      as :math:`n\to\infty` at fixed :math:`c,d`.
+
+    Parameters
+    ----------
+    theory : ContextTheory
+        The output of :func:`context_theory`.
+
+    Returns
+    -------
+    tuple of float
+        ``(token_noise, leakage)``, each averaged over the contexts.
+
+    Examples
+    --------
+    >>> P = np.full((3, 4), 1 / 3)
+    >>> th = context_theory(P, np.ones(4), 8, 400, 0.1)
+    >>> tok, leak = context_variance_split(th)
+    >>> total = np.mean(np.trace(th.cov, axis1=1, axis2=2))
+    >>> bool(abs(tok + leak - total) < 1e-12)
+    True
+    """
+    if not isinstance(theory, ContextTheory):
+        raise ValueError(f"theory must be a ContextTheory, got {type(theory).__name__}")
+    P = theory.m / np.where(theory.D > 0, theory.D, 1.0)  # columns p_a
+    tr_sigma = np.trace(theory.Sigma, axis1=1, axis2=2)
+    token = theory.D**2 * (tr_sigma - np.sum(P**2, axis=0))
+    leak = np.trace(theory.C, axis1=1, axis2=2) - theory.D**2 * tr_sigma
+    return float(np.mean(token)), float(np.mean(leak))
+
+
 @dataclass(frozen=True)
 class ContextSimulation:
     r"""Monte Carlo estimates for Model 1 (see :func:`simulate_context_model`).
@@ -360,16 +404,10 @@ class ContextSimulation:
             raise ValueError("cov needs the second moments: simulate with keep_second_moment=True")
         return self.C - np.einsum("gia,gja->gaij", self.m, self.m)
 
-    @property
-    def train_error_mean(self):
-        """Mean training error per ridge value."""
-        return self.train_error.mean(axis=1)
-
-    @property
-    def train_error_se(self):
-        """Standard error of :attr:`train_error_mean`."""
-        t = self.train_error.shape[1]
-        return self.train_error.std(axis=1, ddof=1) / np.sqrt(t) if t > 1 else np.full(len(self.gamma), np.nan)
+    train_error_mean = property(lambda self: _trial_mean(self.train_error),
+                                doc="Mean training error per ridge value.")
+    train_error_se = property(lambda self: _trial_se(self.train_error),
+                              doc="Standard error of :attr:`train_error_mean`.")
 
 
 def sample_context_data(P, weights, d, n, rng=None):
@@ -624,6 +662,22 @@ def _check_mixture(M, pi, P):
     return M, pi, P
 
 
+def _mixture_traces(G, pi, P, scale):
+    r"""Return :math:`R,\hat P,T,T_2` for :math:`R=(s\,\Pi^{-1}+\mathcal G)^{-1}`.
+
+    :math:`\hat P=PR\mathcal G`, :math:`T=\operatorname{Tr}(PR\mathcal G\Pi P^\top)`,
+    :math:`T_2=\operatorname{Tr}(PR\Pi^{-1}R\mathcal G\Pi P^\top)`; shared by
+    :func:`mixture_theory` (:math:`s=\zeta(1+\delta)`) and :func:`mixture_limits`
+    (:math:`s=\max(1,\eta)`).
+    """
+    R = np.linalg.inv(scale * np.diag(1.0 / pi) + G)
+    R = 0.5 * (R + R.T)
+    P_hat = P @ R @ G
+    T = float(np.trace(P_hat @ np.diag(pi) @ P.T))
+    T2 = float(np.trace(P @ R @ np.diag(1.0 / pi) @ R @ G @ np.diag(pi) @ P.T))
+    return R, P_hat, T, T2
+
+
 def means_from_gram(gram, d, rng=None):
     r"""Build means :math:`M=U\operatorname{chol}(\mathcal G)^\top` with Gram matrix :math:`M^\top M=\mathcal G`.
 
@@ -735,13 +789,9 @@ def mixture_theory(M, pi, P, n, gamma):
     eq = ridge_equivalent(d / n, gamma)
     delta, zeta, tau, kappa = eq.delta, eq.zeta, eq.tau, eq.kappa
     G = M.T @ M
-    R = np.linalg.inv(zeta * (1.0 + delta) * np.diag(1.0 / pi) + G)
-    R = 0.5 * (R + R.T)
-    P_hat = P @ R @ G
-    T = float(np.trace(P @ R @ G @ np.diag(pi) @ P.T))
+    R, P_hat, T, T2 = _mixture_traces(G, pi, P, zeta * (1.0 + delta))
     h = (delta + T) / (1.0 + delta)
     s_prime = (1.0 + tau / (1.0 + delta) ** 2) * (1.0 + delta) - zeta * tau
-    T2 = float(np.trace(P @ R @ np.diag(1.0 / pi) @ R @ G @ np.diag(pi) @ P.T))
     w_norm2 = tau * (1.0 - T) / (1.0 + delta) ** 2 + s_prime * T2 / (1.0 + delta)
     bias = float(np.sum(pi * np.sum((P_hat - P) ** 2, axis=0)))
     test = bias + w_norm2
@@ -775,29 +825,24 @@ class MixtureSimulation:
     train_error: np.ndarray
     w_norm2: np.ndarray
 
-    @staticmethod
-    def _se(a):
-        return a.std(axis=1, ddof=1) / np.sqrt(a.shape[1]) if a.shape[1] > 1 else np.full(a.shape[0], np.nan)
+    test_error_mean = property(lambda self: _trial_mean(self.test_error),
+                               doc="Mean test error per ridge value.")
+    test_error_se = property(lambda self: _trial_se(self.test_error),
+                             doc="Standard error of :attr:`test_error_mean`.")
+    train_error_mean = property(lambda self: _trial_mean(self.train_error),
+                                doc="Mean training error per ridge value.")
+    train_error_se = property(lambda self: _trial_se(self.train_error),
+                              doc="Standard error of :attr:`train_error_mean`.")
 
-    @property
-    def test_error_mean(self):
-        """Mean test error per ridge value."""
-        return self.test_error.mean(axis=1)
 
-    @property
-    def test_error_se(self):
-        """Standard error of :attr:`test_error_mean`."""
-        return self._se(self.test_error)
+def _trial_mean(a):
+    """Mean over trials (axis 1)."""
+    return a.mean(axis=1)
 
-    @property
-    def train_error_mean(self):
-        """Mean training error per ridge value."""
-        return self.train_error.mean(axis=1)
 
-    @property
-    def train_error_se(self):
-        """Standard error of :attr:`train_error_mean`."""
-        return self._se(self.train_error)
+def _trial_se(a):
+    """Standard error of the mean over trials (axis 1); NaN for a single trial."""
+    return a.std(axis=1, ddof=1) / np.sqrt(a.shape[1]) if a.shape[1] > 1 else np.full(a.shape[0], np.nan)
 
 
 def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None):
@@ -928,12 +973,9 @@ def mixture_limits(M, pi, P, n):
 
     Parameters
     ----------
-    M : array_like, shape (d, c)
-        Class means (columns); only :math:`\mathcal G=M^\top M` matters.
-    pi : array_like, shape (c,)
-        Context probabilities (positive, summing to one).
-    P : array_like, shape (k, c)
-        Next-token distributions (columns).
+    M, pi, P : array_like
+        Means ``(d, c)``, context probabilities ``(c,)`` and next-token
+        distributions ``(k, c)``, as in :func:`mixture_theory`.
     n : int
         Number of training samples (:math:`\eta=d/n`).
 
@@ -956,23 +998,133 @@ def mixture_limits(M, pi, P, n):
 
     eta = d / n
     G = M.T @ M
-    Pi = np.diag(pi)
-    R0 = np.linalg.inv(max(1.0, eta) * np.diag(1.0 / pi) + G)
-    R0 = 0.5 * (R0 + R0.T)
-    P_hat = P @ R0 @ G
-    T0 = float(np.trace(P @ R0 @ G @ Pi @ P.T))
+    _, P_hat, T0, T2 = _mixture_traces(G, pi, P, max(1.0, eta))
     if eta < 1.0:
-        T2 = float(np.trace(P @ R0 @ np.diag(1.0 / pi) @ R0 @ G @ Pi @ P.T))
         w_norm2 = T2 + eta * (1.0 - T0) / (1.0 - eta)
         train = (1.0 - eta) * (1.0 - T0)
     else:
         w_norm2 = (1.0 - T0) / (eta - 1.0) if eta > 1.0 else np.inf
         train = 0.0
     bias = float(np.sum(pi * np.sum((P_hat - P) ** 2, axis=0)))
-    T1 = float(np.trace(P @ Pi @ G @ Pi @ P.T))
+    T1 = float(np.trace(P @ np.diag(pi) @ G @ np.diag(pi) @ P.T))
     return MixtureLimits(
         eta=eta, ridgeless_P_hat=P_hat, ridgeless_w_norm2=float(w_norm2),
         ridgeless_test_error=float(bias + w_norm2), ridgeless_train_error=float(train),
         null_test_error=float(np.sum(pi * np.sum(P**2, axis=0))), null_train_error=1.0,
         large_gamma_test_slope=2.0 * T1, large_gamma_train_slope=2.0 * (eta + T1),
     )
+
+
+def mixture_test_error_talk(M, P, n, gamma):
+    r"""Model-2 test error as printed in the talk (uniform contexts), read with :math:`P^\top P`.
+
+    Seddik (2023) states, for :math:`\pi_a=1/c`,
+
+    .. math::
+        \bar E_{\rm test}=\frac1c\operatorname{Tr}\Big[P^\top P\Big(I_c-
+        \frac{2M^\top\bar QM}{(1+\delta)c}\Big)\Big]+\frac1c\sum_{a=1}^c\operatorname{Tr}C_a,
+
+    .. math::
+        C_a=\frac{\tau\sum_b\operatorname{Diag}(p_b)}{(1+\delta)^2c}
+        +PM^\top\Big(\frac{\bar Q\mu_a\mu_a^\top\bar Q+\mathcal R}{(1+\delta)^2c^2}
+        -\frac{2\tau\bar Q}{(1+\delta)^3c^2}\Big)MP^\top,
+
+    .. math::
+        \bar Q=\frac1\zeta I_d-\frac1{\zeta^2}M\Big((1+\delta)cI_c+\frac1\zeta M^\top M\Big)^{-1}M^\top,\quad
+        \mathcal R=\frac{\bar Q^2+\kappa\bar QMM^\top\bar Q/((1+\delta)^2c)}{1-\kappa/(1+\delta)^2}.
+
+    The talk prints :math:`PP^\top` in the first trace, which does not type-check
+    (:math:`P` is :math:`k\times c`); :math:`P^\top P` is meant. The scalars
+    :math:`\delta,\zeta,\tau,\kappa` are those of :func:`seqrmt.rmt.ridge_equivalent`
+    (the corrected :math:`\delta`, discriminant :math:`4\gamma\eta`). The result equals
+    ``mixture_theory(M, np.full(c, 1 / c), P, n, gamma).test_error`` exactly (Chapter 1,
+    Section 1.4 proves it); this function is an independent implementation used to check that.
+
+    Parameters
+    ----------
+    M, P, n, gamma
+        Means ``(d, c)``, next-token distributions ``(k, c)``, number of samples
+        and ridge, as in :func:`mixture_theory` (here with :math:`\pi_a=1/c`).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> M = np.eye(40, 2); P = np.array([[0.8, 0.3], [0.2, 0.7]])
+    >>> t = mixture_test_error_talk(M, P, 80, 0.5)
+    >>> b = mixture_theory(M, [0.5, 0.5], P, 80, 0.5).test_error
+    >>> bool(abs(t - b) < 1e-12)
+    True
+    """
+    M = check_array(M, "M", ndim=2)
+    d, c = M.shape
+    M, _, P = _check_mixture(M, np.full(c, 1.0 / c), P)
+    n = check_positive_int(n, "n")
+    gamma = check_positive(gamma, "gamma")
+    eq = ridge_equivalent(d / n, gamma)
+    delta, zeta, tau, kappa = eq.delta, eq.zeta, eq.tau, eq.kappa
+    b = (1.0 + delta) * c
+    Qbar = np.eye(d) / zeta - M @ np.linalg.solve(
+        b * np.eye(c) + M.T @ M / zeta, M.T) / zeta**2
+    QM = Qbar @ M  # (d, c)
+    R_talk = (Qbar @ Qbar + kappa * QM @ QM.T / ((1.0 + delta) ** 2 * c)) / (
+        1.0 - kappa / (1.0 + delta) ** 2)
+    first = np.trace(P.T @ P @ (np.eye(c) - 2.0 * M.T @ QM / b)) / c
+    PM = P @ M.T  # (k, d)
+    common = PM @ (R_talk / b**2 - 2.0 * tau * Qbar / ((1.0 + delta) * b**2)) @ PM.T
+    diag_term = tau * np.sum(P) / ((1.0 + delta) ** 2 * c)  # Tr sum_b Diag(p_b)
+    per_a = np.sum((P @ M.T @ QM) ** 2, axis=0) / b**2  # ||P M^T Qbar mu_a||^2
+    return float(first + diag_term + np.trace(common) + per_a.mean())
+
+
+def mixture_optimal_ridge(M, pi, P, n, bounds=(1e-4, 1e3), tol=1e-6):
+    r"""Ridge :math:`\gamma^*` minimising the Model-2 test error of :func:`mixture_theory`.
+
+    A bounded scalar search over :math:`\log\gamma`.
+
+    Parameters
+    ----------
+    M, pi, P : array_like
+        As in :func:`mixture_theory`.
+    n : int
+        Number of training samples.
+    bounds : tuple of float
+        Search interval ``(gamma_min, gamma_max)``, ``0 < gamma_min < gamma_max``.
+    tol : float
+        Absolute tolerance on :math:`\log\gamma`.
+
+    Returns
+    -------
+    tuple of float
+        ``(gamma_star, test_error_at_gamma_star)``.
+
+    Raises
+    ------
+    ConvergenceError
+        If the search does not converge.
+
+    Examples
+    --------
+    >>> M = np.zeros((400, 1)); M[0, 0] = 1.0  # c = k = 1, ||mu||^2 = 1
+    >>> g, e = mixture_optimal_ridge(M, [1.0], np.ones((1, 1)), 800)
+    >>> round(g, 3), round(e, 3)
+    (0.791, 0.635)
+    """
+    M, pi, P = _check_mixture(M, pi, P)
+    n = check_positive_int(n, "n")
+    lo = check_positive(bounds[0], "bounds")
+    hi = check_positive(bounds[1], "bounds")
+    if not lo < hi:
+        raise ValueError(f"bounds must satisfy 0 < gamma_min < gamma_max, got {bounds}")
+    tol = check_positive(tol, "tol")
+
+    def f(t):
+        return mixture_theory(M, pi, P, n, float(np.exp(t))).test_error
+
+    res = optimize.minimize_scalar(f, bounds=(np.log(lo), np.log(hi)),
+                                   method="bounded", options={"xatol": tol})
+    if not res.success:
+        raise ConvergenceError(f"optimal ridge search failed: {res.message}")
+    return float(np.exp(res.x)), float(res.fun)

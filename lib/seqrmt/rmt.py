@@ -48,6 +48,7 @@ __all__ = [
     "ridge_equivalent",
     "trace_lemma_gap",
     "ks_distance",
+    "loglog_fit",
 ]
 
 
@@ -108,10 +109,8 @@ def mp_density(x, ratio, var=1.0):
     ----------
     x : array_like
         Points at which to evaluate the density.
-    ratio : float
-        :math:`c=d/n>0`.
-    var : float
-        Entry variance :math:`\sigma^2>0`.
+    ratio, var : float
+        :math:`c=d/n>0` and the entry variance, as in :func:`mp_edges`.
 
     Returns
     -------
@@ -326,8 +325,21 @@ def empirical_stieltjes(eigs, z):
     return np.mean(1.0 / (eigs[:, None] - z.ravel()[None, :]), axis=0).reshape(z.shape)
 
 
-def _gaussian_data(d, n, rng, var, population_eigs):
-    """Columns x_i ~ N(0, Sigma) with Sigma = diag(population_eigs), or var * I when it is None."""
+_ENTRY_LAWS = ("gaussian", "rademacher", "student")
+
+
+def _unit_entries(shape, rng, entries):
+    """I.i.d. entries of mean zero and variance one: N(0, 1), random signs, or Student t_5 / sqrt(5/3)."""
+    if entries == "gaussian":
+        return rng.standard_normal(shape)
+    if entries == "rademacher":
+        return rng.choice(np.array([-1.0, 1.0]), size=shape)
+    return rng.standard_t(5.0, size=shape) * np.sqrt(3.0 / 5.0)
+
+
+def _gaussian_data(d, n, rng, var, population_eigs, entries="gaussian"):
+    """Columns x_i = Sigma^(1/2) w_i with Sigma = diag(population_eigs) (or var * I when it is None)
+    and w_i with i.i.d. unit-variance entries of the given law (Gaussian by default)."""
     check_allocation((d, n), "d, n")
     if population_eigs is None:
         scale = np.full(d, np.sqrt(var))
@@ -336,10 +348,10 @@ def _gaussian_data(d, n, rng, var, population_eigs):
         if np.any(s < 0):
             raise ValueError("population_eigs must be non-negative")
         scale = np.sqrt(s)
-    return scale[:, None] * rng.standard_normal((d, n))
+    return scale[:, None] * _unit_entries((d, n), rng, entries)
 
 
-def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None):
+def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None, entries="gaussian"):
     r"""Eigenvalues of a sample covariance :math:`\frac1n XX^\top`, :math:`X\in\mathbb R^{d\times n}`.
 
     Parameters
@@ -349,20 +361,33 @@ def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None):
     rng : int, numpy.random.Generator or None
         Randomness.
     var : float
-        Variance of the iid Gaussian entries (ignored if ``population_eigs`` is given).
+        Variance of the iid entries (ignored if ``population_eigs`` is given).
     population_eigs : array_like, optional
         Eigenvalues of a diagonal population covariance :math:`\Sigma`, shape ``(d,)``;
-        columns are then :math:`x_i\sim N(0,\Sigma)`.
+        columns are then :math:`x_i=\Sigma^{1/2}w_i`.
+    entries : {"gaussian", "rademacher", "student"}
+        Law of the i.i.d. entries before scaling, each with mean 0 and variance 1:
+        :math:`N(0,1)`, random signs :math:`\pm1`, or Student :math:`t_5/\sqrt{5/3}`
+        (heavy tails, finite fourth moment). The Marchenko-Pastur law is the same
+        for all three (universality).
 
     Returns
     -------
     numpy.ndarray
         The ``d`` eigenvalues in ascending order.
+
+    Examples
+    --------
+    >>> e = sample_covariance_eigs(200, 400, 0, entries="rademacher")
+    >>> bool(abs(e.mean() - 1.0) < 0.01)  # (1/d) Tr C = mean of squared signs = 1
+    True
     """
     d = check_size(d, "d")
     n = check_size(n, "n")
     var = check_positive(var, "var")
-    X = _gaussian_data(d, n, as_generator(rng), var, population_eigs)
+    if entries not in _ENTRY_LAWS:
+        raise ValueError(f"entries must be one of {_ENTRY_LAWS}, got {entries!r}")
+    X = _gaussian_data(d, n, as_generator(rng), var, population_eigs, entries)
     with single_threaded_blas():  # faster and steadier for the sizes of the book
         # eigenvalues of X X^T / n: use the smaller Gram matrix when n < d
         if n < d:
@@ -789,3 +814,49 @@ def ks_distance(samples, cdf):
     Fn = np.searchsorted(x, x, side="right") / n
     Fn_left = np.searchsorted(x, x, side="left") / n
     return float(max(np.max(np.abs(Fn - F)), np.max(np.abs(Fn_left - F_left))))
+
+
+# ---------------------------------------------------------------------------
+# Convergence rates
+# ---------------------------------------------------------------------------
+
+
+def loglog_fit(x, y, y_se):
+    r"""Fitted exponent of :math:`y\approx Cx^p` with a standard error propagated from ``y_se``.
+
+    Least squares of :math:`\log y` on :math:`\log x`. With independent points and
+    :math:`\mathrm{se}(\log y_j)\approx\mathrm{se}(y_j)/y_j`, the slope
+    :math:`\hat p=\sum_jw_j\log y_j`, :math:`w_j=\frac{u_j}{\sum_iu_i^2}`,
+    :math:`u_j=\log x_j-\overline{\log x}`, has standard error
+    :math:`\big(\sum_jw_j^2\,\mathrm{se}(\log y_j)^2\big)^{1/2}`.
+
+    Parameters
+    ----------
+    x : array_like, shape (m,)
+        Positive abscissae (e.g. dimensions), at least two distinct values.
+    y : array_like, shape (m,)
+        Positive estimates (e.g. Monte Carlo means of an error).
+    y_se : array_like, shape (m,)
+        Their standard errors (non-negative), from independent realisations.
+
+    Returns
+    -------
+    tuple of float
+        ``(slope, slope_se)``.
+
+    Examples
+    --------
+    >>> p, se = loglog_fit([10, 100, 1000], [1.0, 0.1, 0.01], [0.01, 0.001, 0.0001])
+    >>> round(p, 6), round(se, 6)
+    (-1.0, 0.003071)
+    """
+    x = check_array(x, "x", ndim=1, positive=True)
+    y = check_array(y, "y", ndim=1, shape=(x.size,), positive=True)
+    y_se = check_array(y_se, "y_se", ndim=1, shape=(x.size,))
+    if np.any(y_se < 0):
+        raise ValueError("y_se must be non-negative")
+    u = np.log(x) - np.mean(np.log(x))
+    if x.size < 2 or np.sum(u**2) == 0:
+        raise ValueError("x must hold at least two distinct values (a slope needs a spread)")
+    w = u / np.sum(u**2)
+    return float(np.sum(w * np.log(y))), float(np.sqrt(np.sum(w**2 * (y_se / y) ** 2)))
