@@ -408,6 +408,20 @@ REGISTRY = {
     "dyson.weight_spectra.powerlaw_tail_fit": dict(
         x=lambda: 1 + np.random.default_rng(0).pareto(1.5, size=200), xmin=1.0, min_tail=10,
         _ok="x:ndim"),
+    # ---------------------------------------------------------------- frontiers.icl (P5c)
+    "frontiers.icl.power_law_covariance": dict(d=4, exponent=1.0, _ok="exponent:zero"),
+    "frontiers.icl.task_resolvent_trace": dict(eigs=np.ones(4), kappa=1.0, nu=0.5,
+                                               _ok="eigs:zero"),  # C = 0 is a valid covariance
+    "frontiers.icl.icl_error": dict(C_train=np.eye(4), C_test=np.eye(4), alpha=1.0, kappa=1.0,
+                                    tau=2.0, rho=0.1, _ok="rho:zero"),
+    "frontiers.icl.icl_error_infinite": dict(C_train=np.eye(4), C_test=np.eye(4), alpha=1.0,
+                                             rho=0.1, _ok="rho:zero"),
+    "frontiers.icl.alignment": dict(C_train=np.eye(4), C_test=np.eye(4), alpha=1.0, rho=0.1,
+                                    _ok="rho:zero"),
+    "frontiers.icl.pretrain_linear_attention": dict(C_train=np.eye(3), ell=3, k=3, n=20, rho=0.1,
+                                                    rng=0, _ok="rho:zero"),
+    "frontiers.icl.icl_test_error": dict(Gamma=np.zeros((3, 4)), C_test=np.eye(3), alpha=1.0,
+                                         rho=0.1, _ok="rho:zero Gamma:zero"),
     # ---------------------------------------------------------------- nanogpt
     "nanogpt.GPTConfig": dict(vocab_size=5, block_size=8, n_layer=1, n_head=1, n_embd=8),
     "nanogpt.GPTConfig.llama": dict(vocab_size=12, out_vocab_size=7, n_layer=1, n_embd=16,
