@@ -168,6 +168,15 @@ def test_alpha_lora_simulation_checkpoint():
     assert np.abs(acc - th).max() < 0.006
 
 
+def test_t3_simulation_separates_corrected_from_repository():
+    # the alpha^2 coefficient measured per draw: corrected within 3 se, repository > 5 se away
+    for setting in (ALIGNED, ANTI):
+        t3 = np.array([T.simulate_alpha_lora(*setting, [0.0], s)[2] for s in range(150)])
+        se = t3.std(ddof=1) / np.sqrt(len(t3))
+        assert abs(t3.mean() - T.alpha_lora_t3(*setting)) < 3 * se
+        assert abs(t3.mean() - T.alpha_lora_t3(*setting, variant="repository")) > 5 * se
+
+
 def test_source_norm_theory_matches_simulation():
     # ||w_tilde||^2 -> W_2 (spec: 0.1301 vs MC 0.1300 +- 0.0002 at N = 8000, p = 800)
     rng = np.random.default_rng(5)

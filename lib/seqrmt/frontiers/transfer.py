@@ -715,10 +715,14 @@ def simulate_alpha_lora(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, rn
         :math:`\Phi(w^\top\mu_\beta/\|w\|)` per :math:`\alpha`.
     second_moment : numpy.ndarray
         :math:`(w^\top\mu_\beta)^2+\|w\|^2=\mathbb E_x[g^2\mid w]` per :math:`\alpha`.
+    t3 : float
+        The :math:`\alpha^2` coefficient of :math:`\mathbb E_x[g^2\mid w]` for this draw,
+        :math:`(\mu_\beta^\top c)^2+\|c\|^2` with :math:`c=\gamma Q\tilde w`, whose limit is
+        :math:`T_3` (:func:`alpha_lora_t3`).
 
     Examples
     --------
-    >>> acc, g2 = simulate_alpha_lora(200, 50, 20, 1.0, 1.0, 0.5, 1.0, 1.0, [0.0, 1.0], 0)
+    >>> acc, g2, t3 = simulate_alpha_lora(200, 50, 20, 1.0, 1.0, 0.5, 1.0, 1.0, [0.0, 1.0], 0)
     >>> acc.shape
     (2,)
     """
@@ -746,4 +750,5 @@ def simulate_alpha_lora(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, rn
         proj, norm2 = w @ mu_b, w @ w
         acc.append(special.ndtr(proj / np.sqrt(norm2)))
         g2.append(proj**2 + norm2)
-    return np.array(acc), np.array(g2)
+    c = l2sp_ridge(X, np.zeros(n), gamma, w_src)  # (I - QS) w_tilde = gamma Q w_tilde
+    return np.array(acc), np.array(g2), float((c @ mu_b) ** 2 + c @ c)
