@@ -23,6 +23,7 @@ from scipy import optimize
 
 from .._validation import (
     check_allocation,
+    check_nonnegative,
     check_array,
     check_positive,
     check_positive_int,
@@ -89,9 +90,7 @@ def power_law_covariance(d, exponent=1.0):
     """
     d = check_size(d, "d")
     check_allocation((d, d), "d")
-    exponent = float(check_array(exponent, "exponent", ndim=0))
-    if exponent < 0:
-        raise ValueError(f"exponent must be non-negative, got {exponent}")
+    exponent = check_nonnegative(exponent, "exponent")
     s = np.arange(1, d + 1, dtype=float) ** (-exponent)
     return np.diag(s * d / s.sum())
 
@@ -244,9 +243,7 @@ def icl_error(C_train, C_test, alpha, kappa, tau, rho, tol=1e-13, max_iter=200):
     tau = check_positive(tau, "tau")
     if tau == 1.0:
         raise ValueError("tau must differ from 1 (interpolation threshold)")
-    rho = float(check_array(rho, "rho", ndim=0))
-    if rho < 0:
-        raise ValueError(f"rho must be non-negative, got {rho}")
+    rho = check_nonnegative(rho, "rho")
     tol = check_positive(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
     rho_tr = s.mean() + rho
@@ -283,6 +280,17 @@ def icl_error(C_train, C_test, alpha, kappa, tau, rho, tol=1e-13, max_iter=200):
     return ICLError(float(pre + inter), float(pre), float(inter), nu, xi, M, dM, float(c_e))
 
 
+def _infinite_prior(C_train, C_test, alpha, rho):
+    """Validated spectra s, t and the prior ridge nu = rho_tr / alpha of the tau, kappa -> inf limit."""
+    s, t = _pair(C_train, C_test)
+    alpha = check_positive(alpha, "alpha")
+    rho = check_nonnegative(rho, "rho")
+    nu = (s.mean() + rho) / alpha
+    if nu <= 0:
+        raise ValueError("C_train and rho cannot both vanish")
+    return s, t, nu
+
+
 def icl_error_infinite(C_train, C_test, alpha, rho):
     r"""ICL error in the infinite-pretraining limit :math:`\tau,\kappa\to\infty`.
 
@@ -314,16 +322,10 @@ def icl_error_infinite(C_train, C_test, alpha, rho):
     >>> round(icl_error_infinite(I, I, 1.0, 0.1), 6)
     0.623810
     """
-    s, t = _pair(C_train, C_test)
-    alpha = check_positive(alpha, "alpha")
-    rho = float(check_array(rho, "rho", ndim=0))
-    if rho < 0:
-        raise ValueError(f"rho must be non-negative, got {rho}")
-    nu = (s.mean() + rho) / alpha
-    if nu <= 0:
-        raise ValueError("C_train and rho cannot both vanish")
+    s, t, nu = _infinite_prior(C_train, C_test, alpha, rho)
     f = 1.0 / (s + nu)
-    return float(rho + (t.mean() + rho) / alpha * np.mean(s**2 * f**2) + nu**2 * np.mean(t * f**2))
+    rho_te = t.mean() + float(rho)
+    return float(rho + rho_te / alpha * np.mean(s**2 * f**2) + nu**2 * np.mean(t * f**2))
 
 
 def alignment(C_train, C_test, alpha, rho):
@@ -351,14 +353,7 @@ def alignment(C_train, C_test, alpha, rho):
     >>> round(alignment(I, I, 1.0, 0.1), 6)   # 1.1^2 / 2.1^2
     0.274376
     """
-    s, t = _pair(C_train, C_test)
-    alpha = check_positive(alpha, "alpha")
-    rho = float(check_array(rho, "rho", ndim=0))
-    if rho < 0:
-        raise ValueError(f"rho must be non-negative, got {rho}")
-    nu = (s.mean() + rho) / alpha
-    if nu <= 0:
-        raise ValueError("C_train and rho cannot both vanish")
+    s, t, nu = _infinite_prior(C_train, C_test, alpha, rho)
     return float(nu**2 * np.mean(t / (s + nu) ** 2))
 
 
@@ -429,9 +424,7 @@ def pretrain_linear_attention(C_train, ell, k, n, rho, rng, lam=1e-6, chunk=2000
     check_allocation((k, d), "k")
     check_allocation((ell + 1, d), "ell")
     check_allocation((n, ell + 1, d), "n")
-    rho = float(check_array(rho, "rho", ndim=0))
-    if rho < 0:
-        raise ValueError(f"rho must be non-negative, got {rho}")
+    rho = check_nonnegative(rho, "rho")
     lam = check_positive(lam, "lam")
     chunk = check_size(chunk, "chunk")
     check_allocation((chunk, ell + 1, d), "chunk")
@@ -498,9 +491,7 @@ def icl_test_error(Gamma, C_test, alpha, rho):
     if Gamma.shape != (d, d + 1):
         raise ValueError(f"Gamma must have shape {(d, d + 1)}, got {Gamma.shape}")
     alpha = check_positive(alpha, "alpha")
-    rho = float(check_array(rho, "rho", ndim=0))
-    if rho < 0:
-        raise ValueError(f"rho must be non-negative, got {rho}")
+    rho = check_nonnegative(rho, "rho")
     G, g = Gamma[:, :d], Gamma[:, d]
     rho_te = np.trace(C) / d + rho
     R = np.eye(d) - G

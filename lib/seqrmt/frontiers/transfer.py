@@ -29,6 +29,7 @@ from scipy import optimize, special
 from .. import rmt
 from .._validation import (
     check_allocation,
+    check_nonnegative,
     check_array,
     check_choice,
     check_positive,
@@ -157,13 +158,9 @@ def source_distance(tau, gamma_s, w0_sq, w1_sq, rho, sigma_s2):
     """
     gamma_s = check_positive(gamma_s, "gamma_s")
     w0_sq = check_positive(w0_sq, "w0_sq")
-    w1_sq = float(check_array(w1_sq, "w1_sq", ndim=0))
-    if w1_sq < 0:
-        raise ValueError(f"w1_sq must be non-negative, got {w1_sq}")
+    w1_sq = check_nonnegative(w1_sq, "w1_sq")
     rho = float(check_array(rho, "rho", ndim=0))
-    sigma_s2 = float(check_array(sigma_s2, "sigma_s2", ndim=0))
-    if sigma_s2 < 0:
-        raise ValueError(f"sigma_s2 must be non-negative, got {sigma_s2}")
+    sigma_s2 = check_nonnegative(sigma_s2, "sigma_s2")
     a, b, v = l2sp_coefficients(check_array(tau, "tau", positive=True), gamma_s)
     return w1_sq + w0_sq * (b - 2 * rho * a) + sigma_s2 * v
 
@@ -194,9 +191,7 @@ def target_risk(lam, gamma_t, sigma_t2, distance_sq):
     >>> round(target_risk(0.5, 2.0, 0.25, 1.0), 4)
     0.6404
     """
-    sigma_t2 = float(check_array(sigma_t2, "sigma_t2", ndim=0))
-    if sigma_t2 < 0:
-        raise ValueError(f"sigma_t2 must be non-negative, got {sigma_t2}")
+    sigma_t2 = check_nonnegative(sigma_t2, "sigma_t2")
     distance_sq = check_array(distance_sq, "distance_sq")
     if np.any(distance_sq < 0):
         raise ValueError("distance_sq must be non-negative")
@@ -429,9 +424,7 @@ def simulate_l2sp(p, n_s, sigma_s2, taus, targets, rho, rng, w0_norm=1.0):
     p = check_size(p, "p")
     n_s = check_size(n_s, "n_s")
     check_allocation((n_s, p), "n_s")
-    sigma_s2 = float(check_array(sigma_s2, "sigma_s2", ndim=0))
-    if sigma_s2 < 0:
-        raise ValueError(f"sigma_s2 must be non-negative, got {sigma_s2}")
+    sigma_s2 = check_nonnegative(sigma_s2, "sigma_s2")
     taus = check_array(taus, "taus", ndim=1, positive=True)
     rho = float(check_array(rho, "rho", ndim=0))
     w0_norm = check_positive(w0_norm, "w0_norm")
@@ -502,9 +495,7 @@ def _lora_scalars(N, n, p, mu, mu_orth, beta, gamma_pre, gamma):
     n = check_size(n, "n")
     p = check_size(p, "p")
     mu = check_positive(mu, "mu")
-    mu_orth = float(check_array(mu_orth, "mu_orth", ndim=0))
-    if mu_orth < 0:
-        raise ValueError(f"mu_orth must be non-negative, got {mu_orth}")
+    mu_orth = check_nonnegative(mu_orth, "mu_orth")
     beta = float(check_array(beta, "beta", ndim=0))
     if not -1.0 <= beta <= 1.0:
         raise ValueError(f"beta must lie in [-1, 1], got {beta}")
