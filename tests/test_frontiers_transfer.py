@@ -161,11 +161,11 @@ def test_alpha_lora_reduces_to_plain_ridge_at_alpha_zero_and_beta_zero():
 
 
 def test_alpha_lora_simulation_checkpoint():
-    # spec 5.3 tolerance: accuracy within 0.005 (here 60 seeds at the aligned setting)
+    # spec 5.3 tolerance: accuracy within 0.005 (60 seeds at the aligned setting, se ~ 0.0015)
     alphas = np.array([0.0, 1.0, T.alpha_lora_optimal_alpha(*ALIGNED)])
     acc = np.mean([T.simulate_alpha_lora(*ALIGNED, alphas, s)[0] for s in range(60)], axis=0)
     th = T.alpha_lora_accuracy(alphas, *ALIGNED)
-    assert np.abs(acc - th).max() < 0.006
+    assert np.abs(acc - th).max() < 0.005
 
 
 def test_t3_simulation_separates_corrected_from_repository():
