@@ -1,0 +1,745 @@
+r"""Fine-tuning as regularisation towards a pretrained model: L2-SP ridge transfer and alpha-LoRA.
+
+**L2-SP transfer** (isotropic re-derivation of the setting of Hedges 2025). Source
+:math:`y_s=X_sw_0+e_s` (:math:`n_s` samples, noise variance :math:`\sigma_s^2`,
+:math:`\gamma_s=p/n_s`), ridge source fit :math:`\hat w_s(\tau)`; target :math:`y=Xw_1+e`
+(:math:`n_t` samples, :math:`\sigma_t^2`, :math:`\gamma_t=p/n_t`), fitted by ridge pulled towards
+:math:`\hat w_s`: :math:`\hat w_t=\arg\min\frac1{n_t}\|y-Xw\|^2+\lambda\|w-\hat w_s\|^2`.
+Features :math:`x\sim\mathcal N(0,I_p)`; risk :math:`\|\hat w_t-w_1\|^2`; alignment
+:math:`\rho=\langle w_0,w_1\rangle/\|w_0\|^2`; :math:`\mathrm{SNR}=\|w_0\|^2/\sigma_s^2`.
+With :math:`m(\tau)` the Marchenko-Pastur Stieltjes transform at :math:`-\tau` (ratio
+:math:`\gamma_s`) and :math:`m_2=-m'`, put :math:`a=1-\tau m`, :math:`b=1-2\tau m+\tau^2m_2`,
+:math:`v=\gamma_s(m-\tau m_2)`.
+
+**alpha-LoRA** (El Firdoussi, Chayti, Seddik & Jaggi 2025). Gaussian-mixture source
+:math:`x=y\mu+z` (:math:`N` samples) and target :math:`x=y\mu_\beta+z` (:math:`n` samples), a ridge
+source classifier :math:`\tilde w`, and the fine-tuned :math:`w=\alpha\tilde w+a`, which is L2-SP
+ridge towards :math:`\alpha\tilde w`. The moments follow the authors' public code
+(``elfirdoussilab1/alpha-LoRA``, ``rmt_results.py``) except the :math:`\alpha^2` coefficient
+:math:`T_3`, re-derived here (:func:`alpha_lora_t3`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special
+
+from .. import rmt
+from .._validation import (
+    check_allocation,
+    check_nonnegative,
+    check_array,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    check_size,
+)
+from ..utils import ConvergenceError, as_generator
+
+__all__ = [
+    "mp_moments",
+    "l2sp_coefficients",
+    "source_distance",
+    "target_risk",
+    "transfer_objective",
+    "critical_alignment",
+    "source_optimal_penalty",
+    "transfer_optimal_penalty",
+    "l2sp_ridge",
+    "simulate_l2sp",
+    "alpha_lora_moments",
+    "alpha_lora_t3",
+    "alpha_lora_accuracy",
+    "alpha_lora_optimal_alpha",
+    "simulate_alpha_lora",
+]
+
+
+def _real(x, name):
+    x = check_array(x, name)
+    return float(x) if x.ndim == 0 else x
+
+
+def mp_moments(lam, ratio):
+    r"""Marchenko-Pastur :math:`m(\lambda)=\int\frac{d\mu(x)}{x+\lambda}` and :math:`m_2=\int\frac{d\mu(x)}{(x+\lambda)^2}`.
+
+    For the law of :math:`X^\top X/n` with :math:`X` an :math:`n\times p` standard Gaussian matrix and
+    :math:`p/n=` ``ratio``. They are the deterministic-equivalent scalars of
+    :func:`seqrmt.rmt.ridge_equivalent`: :math:`m=\delta/\eta` and :math:`m_2=\tau/\eta`.
+
+    Parameters
+    ----------
+    lam : float or array_like
+        Ridge :math:`\lambda>0`.
+    ratio : float or array_like
+        :math:`p/n>0`.
+
+    Returns
+    -------
+    m, m2 : float or numpy.ndarray
+
+    Examples
+    --------
+    >>> m, m2 = mp_moments(1.0, 0.5)
+    >>> bool(abs(m - float(rmt.mp_stieltjes(-1.0, 0.5).real)) < 1e-12)
+    True
+    """
+    lam = check_array(lam, "lam", positive=True)
+    ratio = check_array(ratio, "ratio", positive=True)
+    eq = rmt.ridge_equivalent(ratio, lam)
+    m = np.asarray(eq.delta) / ratio
+    m2 = np.asarray(eq.tau) / ratio
+    if m.ndim == 0:
+        return float(m), float(m2)
+    return m, m2
+
+
+def l2sp_coefficients(tau, gamma_s):
+    r"""The source coefficients :math:`a=1-\tau m`, :math:`b=1-2\tau m+\tau^2m_2`, :math:`v=\gamma_s(m-\tau m_2)`.
+
+    For the ridge source fit :math:`\hat w_s(\tau)` on isotropic data,
+    :math:`\langle\hat w_s,u\rangle\to a\langle w_0,u\rangle`,
+    :math:`\|\hat w_s\|^2\to b\|w_0\|^2+\sigma_s^2v`.
+
+    Parameters
+    ----------
+    tau : float or array_like
+        Source ridge :math:`\tau>0`.
+    gamma_s : float
+        :math:`p/n_s>0`.
+
+    Returns
+    -------
+    a, b, v : float or numpy.ndarray
+
+    Examples
+    --------
+    >>> a, b, v = l2sp_coefficients(0.25, 0.5)
+    >>> bool(abs(a - b - v / 2) < 1e-12)   # source-optimal tau = gamma_s / SNR with SNR = 2
+    True
+    """
+    tau = check_array(tau, "tau", positive=True)
+    gamma_s = check_positive(gamma_s, "gamma_s")
+    m, m2 = mp_moments(tau, gamma_s)
+    a = 1.0 - tau * m
+    b = 1.0 - 2.0 * tau * m + tau**2 * m2
+    v = gamma_s * (m - tau * m2)
+    if np.ndim(a) == 0:
+        return float(a), float(b), float(v)
+    return a, b, v
+
+
+def source_distance(tau, gamma_s, w0_sq, w1_sq, rho, sigma_s2):
+    r"""Limit of :math:`D^2=\|\hat w_s-w_1\|^2`: :math:`\|w_1\|^2+\|w_0\|^2(b-2\rho a)+\sigma_s^2v`.
+
+    Parameters
+    ----------
+    tau : float or array_like
+        Source ridge :math:`\tau>0`.
+    gamma_s : float
+        :math:`p/n_s>0`.
+    w0_sq, w1_sq : float
+        :math:`\|w_0\|^2>0`, :math:`\|w_1\|^2\ge0`.
+    rho : float
+        Alignment :math:`\langle w_0,w_1\rangle/\|w_0\|^2`.
+    sigma_s2 : float
+        Source noise variance :math:`\ge0`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(source_distance(0.25, 0.5, 1.0, 1.0, 0.5, 0.5), 6)  # rho = 1/2 at tau_S*: D^2 = |w1|^2
+    1.0
+    """
+    gamma_s = check_positive(gamma_s, "gamma_s")
+    w0_sq = check_positive(w0_sq, "w0_sq")
+    w1_sq = check_nonnegative(w1_sq, "w1_sq")
+    rho = float(check_array(rho, "rho", ndim=0))
+    sigma_s2 = check_nonnegative(sigma_s2, "sigma_s2")
+    a, b, v = l2sp_coefficients(check_array(tau, "tau", positive=True), gamma_s)
+    return w1_sq + w0_sq * (b - 2 * rho * a) + sigma_s2 * v
+
+
+def target_risk(lam, gamma_t, sigma_t2, distance_sq):
+    r"""Limit of the L2-SP target risk :math:`\|\hat w_t-w_1\|^2=\lambda^2m_2D^2+\sigma_t^2\gamma_t(m-\lambda m_2)`.
+
+    :math:`m,m_2` at :math:`(\lambda,\gamma_t)` (:func:`mp_moments`); the source enters only
+    through :math:`D^2=\|\hat w_s-w_1\|^2` (no transfer: :math:`D^2=\|w_1\|^2`).
+
+    Parameters
+    ----------
+    lam : float or array_like
+        Target ridge :math:`\lambda>0`.
+    gamma_t : float or array_like
+        :math:`p/n_t>0`.
+    sigma_t2 : float
+        Target noise variance :math:`\ge0`.
+    distance_sq : float or array_like
+        :math:`D^2\ge0`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(target_risk(0.5, 2.0, 0.25, 1.0), 4)
+    0.6404
+    """
+    sigma_t2 = check_nonnegative(sigma_t2, "sigma_t2")
+    distance_sq = check_array(distance_sq, "distance_sq")
+    if np.any(distance_sq < 0):
+        raise ValueError("distance_sq must be non-negative")
+    lam = check_array(lam, "lam", positive=True)
+    gamma_t = check_array(gamma_t, "gamma_t", positive=True)
+    m, m2 = mp_moments(lam, gamma_t)
+    out = lam**2 * m2 * distance_sq + sigma_t2 * np.asarray(gamma_t) * (m - lam * m2)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def transfer_objective(tau, rho, gamma_s, snr):
+    r""":math:`T(\tau)=b-2\rho a+v/\mathrm{SNR}=(D^2-\|w_1\|^2)/\|w_0\|^2`; transfer helps iff :math:`T<0`.
+
+    Parameters
+    ----------
+    tau : float or array_like
+        Source ridge :math:`\tau>0`.
+    rho : float
+        Alignment.
+    gamma_s : float
+        :math:`p/n_s>0`.
+    snr : float
+        :math:`\|w_0\|^2/\sigma_s^2>0`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(transfer_objective(0.25, 0.5, 0.5, 2.0), 12)
+    0.0
+    """
+    rho = float(check_array(rho, "rho", ndim=0))
+    gamma_s = check_positive(gamma_s, "gamma_s")
+    snr = check_positive(snr, "snr")
+    a, b, v = l2sp_coefficients(check_array(tau, "tau", positive=True), gamma_s)
+    return b - 2 * rho * a + v / snr
+
+
+def critical_alignment(tau, gamma_s, snr):
+    r"""Alignment above which transfer helps at source ridge :math:`\tau`: :math:`\rho_c=(b+v/\mathrm{SNR})/(2a)`.
+
+    At :math:`\tau=\tau_S^*=\gamma_s/\mathrm{SNR}` it equals :math:`1/2` exactly.
+
+    Parameters
+    ----------
+    tau : float or array_like
+        Source ridge :math:`\tau>0`.
+    gamma_s : float
+        :math:`p/n_s>0`.
+    snr : float
+        :math:`\|w_0\|^2/\sigma_s^2>0`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(critical_alignment(source_optimal_penalty(0.3, 5.0), 0.3, 5.0), 10)
+    0.5
+    """
+    gamma_s = check_positive(gamma_s, "gamma_s")
+    snr = check_positive(snr, "snr")
+    a, b, v = l2sp_coefficients(check_array(tau, "tau", positive=True), gamma_s)
+    return (b + v / snr) / (2 * a)
+
+
+def source_optimal_penalty(gamma_s, snr):
+    r"""Source-optimal ridge :math:`\tau_S^*=\gamma_s/\mathrm{SNR}`, minimiser of the source risk :math:`\|\hat w_s-w_0\|^2`.
+
+    Parameters
+    ----------
+    gamma_s : float
+        :math:`p/n_s>0`.
+    snr : float
+        :math:`\|w_0\|^2/\sigma_s^2>0`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> source_optimal_penalty(0.5, 2.0)
+    0.25
+    """
+    return check_positive(gamma_s, "gamma_s") / check_positive(snr, "snr")
+
+
+def transfer_optimal_penalty(rho, gamma_s, snr, tol=1e-10, max_iter=500):
+    r"""Transfer-optimal source ridge :math:`\tau_0^*=\arg\min_\tau\,b-2\rho a+v/\mathrm{SNR}`.
+
+    :math:`T'(\tau)=(\tau-\tau_S^*)\,c(\tau)+2(1-\rho)a'(\tau)` with :math:`c>0` and :math:`a'<0`,
+    so for :math:`\rho<1` the minimiser lies above :math:`\tau_S^*` and for :math:`\rho>1` below it;
+    the search runs over :math:`\log\tau` on that side (bounded Brent). For :math:`\rho\le0`,
+    :math:`T>0` decreases to 0 and the infimum is at :math:`\tau=\infty` (returned as ``inf``).
+
+    Parameters
+    ----------
+    rho : float
+        Alignment.
+    gamma_s : float
+        :math:`p/n_s>0`.
+    snr : float
+        :math:`\|w_0\|^2/\sigma_s^2>0`.
+    tol : float
+        Tolerance on :math:`\log\tau`.
+    max_iter : int
+        Iteration cap.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ConvergenceError
+        If the minimiser is not found inside the search interval.
+
+    Examples
+    --------
+    >>> round(transfer_optimal_penalty(0.5, 0.5, 2.0), 4)
+    1.475
+    """
+    rho = float(check_array(rho, "rho", ndim=0))
+    gamma_s = check_positive(gamma_s, "gamma_s")
+    snr = check_positive(snr, "snr")
+    tol = check_positive(tol, "tol")
+    max_iter = check_positive_int(max_iter, "max_iter")
+    ts = gamma_s / snr
+    if rho == 1.0:
+        return ts
+    if rho <= 0.0:
+        return np.inf
+    lo, hi = (np.log(ts), np.log(ts) + 40.0) if rho < 1 else (np.log(ts) - 40.0, np.log(ts))
+
+    def f(u):
+        return transfer_objective(np.exp(u), rho, gamma_s, snr)
+
+    res = optimize.minimize_scalar(
+        f, bounds=(lo, hi), method="bounded", options={"xatol": tol, "maxiter": max_iter}
+    )
+    if not res.success or min(res.x - lo, hi - res.x) < 1e-3:
+        raise ConvergenceError("transfer_optimal_penalty: no interior minimum found")
+    return float(np.exp(res.x))
+
+
+def l2sp_ridge(X, y, lam, w_prior=None):
+    r"""Ridge regression pulled towards a prior vector: :math:`\arg\min_w\frac1n\|y-Xw\|^2+\lambda\|w-w_{\rm prior}\|^2`.
+
+    The solution is :math:`w_{\rm prior}+(X^\top X/n+\lambda I)^{-1}X^\top(y-Xw_{\rm prior})/n`;
+    ``w_prior=None`` is plain ridge.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        Design matrix (rows are samples).
+    y : array_like, shape (n,)
+        Responses.
+    lam : float
+        Ridge :math:`\lambda>0`.
+    w_prior : array_like, shape (p,), optional
+        The vector the fit is pulled towards.
+
+    Returns
+    -------
+    numpy.ndarray, shape (p,)
+
+    Examples
+    --------
+    >>> X = np.eye(3); y = np.ones(3)
+    >>> l2sp_ridge(X, y, 1 / 3, w_prior=np.zeros(3))   # (1/3 + 1/3)^-1 * 1/3
+    array([0.5, 0.5, 0.5])
+    """
+    X = check_array(X, "X", ndim=2)
+    n, p = X.shape
+    y = check_array(y, "y", shape=(n,))
+    lam = check_positive(lam, "lam")
+    w0 = np.zeros(p) if w_prior is None else check_array(w_prior, "w_prior", shape=(p,))
+    r = y - X @ w0
+    if p <= n:
+        A = X.T @ X / n
+        A[np.diag_indices(p)] += lam
+        return w0 + np.linalg.solve(A, X.T @ r / n)
+    K = X @ X.T / n
+    K[np.diag_indices(n)] += lam
+    return w0 + X.T @ np.linalg.solve(K, r / n)
+
+
+def simulate_l2sp(p, n_s, sigma_s2, taus, targets, rho, rng, w0_norm=1.0):
+    r"""One realisation of L2-SP transfer: :math:`D^2` and target risks for several source ridges.
+
+    Draws :math:`w_0` uniformly on the sphere of radius ``w0_norm`` and
+    :math:`w_1=\rho w_0+c\,u` with :math:`u\perp w_0` and :math:`c` chosen so that
+    :math:`\|w_1\|=\|w_0\|` when :math:`|\rho|\le1` (for :math:`|\rho|>1`, :math:`c=0`), one source
+    sample and one sample per target, and returns the exact risks :math:`\|\hat w-w_1\|^2`.
+
+    Parameters
+    ----------
+    p, n_s : int
+        Dimension and source sample size.
+    sigma_s2 : float
+        Source noise variance.
+    taus : array_like
+        Source ridges :math:`\tau>0`.
+    targets : sequence of (n_t, sigma_t2, lam)
+        Target settings.
+    rho : float
+        Alignment.
+    rng : numpy.random.Generator or int or None
+        Random generator.
+    w0_norm : float
+        :math:`\|w_0\|`.
+
+    Returns
+    -------
+    distance_sq : numpy.ndarray, shape (len(taus),)
+        :math:`\|\hat w_s(\tau)-w_1\|^2`.
+    risk : numpy.ndarray, shape (len(targets), len(taus) + 1)
+        Target risks; the last column is plain ridge (no transfer).
+
+    Examples
+    --------
+    >>> D2, R = simulate_l2sp(20, 40, 0.5, [0.25], [(40, 0.25, 0.5)], 0.5, 0)
+    >>> D2.shape, R.shape
+    ((1,), (1, 2))
+    """
+    p = check_size(p, "p")
+    n_s = check_size(n_s, "n_s")
+    check_allocation((n_s, p), "n_s")
+    sigma_s2 = check_nonnegative(sigma_s2, "sigma_s2")
+    taus = check_array(taus, "taus", ndim=1, positive=True)
+    rho = float(check_array(rho, "rho", ndim=0))
+    w0_norm = check_positive(w0_norm, "w0_norm")
+    settings = []
+    for t in targets:
+        if len(t) != 3:
+            raise ValueError("targets must hold (n_t, sigma_t2, lam) triples")
+        n_t = check_size(t[0], "targets")
+        check_allocation((n_t, p), "targets")
+        s2 = float(check_array(t[1], "targets", ndim=0))
+        if s2 < 0:
+            raise ValueError("targets: sigma_t2 must be non-negative")
+        settings.append((n_t, s2, check_positive(t[2], "targets")))
+    if not settings:
+        raise ValueError("targets must not be empty")
+    rng = as_generator(rng)
+    g = rng.standard_normal((2, p))
+    w0 = g[0] / np.linalg.norm(g[0])
+    u = g[1] - (g[1] @ w0) * w0
+    u /= np.linalg.norm(u)
+    w1 = w0_norm * (rho * w0 + np.sqrt(max(1.0 - rho**2, 0.0)) * u)
+    w0 = w0_norm * w0
+    Xs = rng.standard_normal((n_s, p))
+    ys = Xs @ w0 + np.sqrt(sigma_s2) * rng.standard_normal(n_s)
+    sources = [l2sp_ridge(Xs, ys, tau) for tau in taus]
+    distance_sq = np.array([np.sum((ws - w1) ** 2) for ws in sources])
+    risk = np.empty((len(settings), len(taus) + 1))
+    for i, (n_t, s2, lam) in enumerate(settings):
+        X = rng.standard_normal((n_t, p))
+        y = X @ w1 + np.sqrt(s2) * rng.standard_normal(n_t)
+        for j, ws in enumerate(sources + [np.zeros(p)]):
+            risk[i, j] = np.sum((l2sp_ridge(X, y, lam, ws) - w1) ** 2)
+    return distance_sq, risk
+
+
+# ---------------------------------------------------------------------------
+# alpha-LoRA
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AlphaLoRAMoments:
+    r"""Moments of the fine-tuned classifier's score :math:`g=w^\top x` (see :func:`alpha_lora_moments`).
+
+    The mean is :math:`\mathbb E[yg]=m_0+\alpha m_1` and the second moment
+    :math:`\mathbb E[g^2]=T_1+\alpha T_2+\alpha^2T_3`.
+    """
+
+    m0: float
+    m1: float
+    T1: float
+    T2: float
+    T3: float
+
+    def mean(self, alpha):
+        """:math:`\\mathbb E[yg]` at ``alpha``."""
+        alpha = _real(alpha, "alpha")
+        return self.m0 + alpha * self.m1
+
+    def second_moment(self, alpha):
+        """:math:`\\mathbb E[g^2]` at ``alpha``."""
+        alpha = _real(alpha, "alpha")
+        return self.T1 + alpha * self.T2 + alpha**2 * self.T3
+
+
+def _lora_scalars(N, n, p, mu, mu_orth, beta, gamma_pre, gamma):
+    N = check_size(N, "N")
+    n = check_size(n, "n")
+    p = check_size(p, "p")
+    mu = check_positive(mu, "mu")
+    mu_orth = check_nonnegative(mu_orth, "mu_orth")
+    beta = float(check_array(beta, "beta", ndim=0))
+    if not -1.0 <= beta <= 1.0:
+        raise ValueError(f"beta must lie in [-1, 1], got {beta}")
+    gamma_pre = check_positive(gamma_pre, "gamma_pre")
+    gamma = check_positive(gamma, "gamma")
+    eta, eta_s = p / n, p / N
+    dQ = rmt.ridge_delta(eta, gamma)
+    dR = rmt.ridge_delta(eta_s, gamma_pre)
+    h = 1.0 - eta / (1.0 + gamma * (1.0 + dQ)) ** 2
+    h_s = 1.0 - eta_s / (1.0 + gamma_pre * (1.0 + dR)) ** 2
+    mb2 = beta**2 * mu**2 + (1.0 - beta**2) * mu_orth**2
+    lam_R = mu**2 + 1.0 + gamma_pre * (1.0 + dR)
+    lam_Q = mb2 + 1.0 + gamma * (1.0 + dQ)
+    return dict(eta=eta, eta_s=eta_s, dQ=dQ, dR=dR, h=h, h_s=h_s, mb2=mb2, lam_R=lam_R,
+                lam_Q=lam_Q, mu=mu, beta=beta, gamma=gamma, gamma_pre=gamma_pre)
+
+
+def _source_norm_sq(eta_s, gamma_pre, mu):
+    """||w_tilde||^2 -> d/dgamma_pre [(gamma_pre + 1/(1+delta_R)) / lambda_R] (central difference)."""
+
+    def f(g):
+        dR = rmt.ridge_delta(eta_s, g)
+        return (g + 1.0 / (1.0 + dR)) / (mu**2 + 1.0 + g * (1.0 + dR))
+
+    eps = 1e-5 * gamma_pre
+    return (f(gamma_pre + eps) - f(gamma_pre - eps)) / (2 * eps)
+
+
+def alpha_lora_t3(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant="corrected"):
+    r"""The :math:`\alpha^2` coefficient :math:`T_3` of :math:`\mathbb E[g^2]` for alpha-LoRA.
+
+    Corrected (derived from :math:`T_3=(\gamma\mu_\beta^\top Q\tilde w)^2+\gamma^2\tilde w^\top Q^2\tilde w`
+    with :math:`Q^2=-\partial_\gamma Q`):
+
+    .. math::
+        T_3=\gamma^2\Big[\frac{r^2}h\Big(W_2-\frac{s^2}{\lambda_Q}\Big)
+        -\frac{r\,s^2\,(1+\delta_Q+\gamma\delta_Q')}{\lambda_Q^2}\Big]
+        +\Big(\frac{\gamma(1+\delta_Q)s}{\lambda_Q}\Big)^2,
+
+    with :math:`r=\frac{1+\delta_Q}{1+\gamma(1+\delta_Q)}`, :math:`\delta_Q'=-\eta r^2/h`,
+    :math:`s=\beta\mu^2/\lambda_R` (the limit of :math:`\mu_\beta^\top\tilde w`) and
+    :math:`W_2=\frac{d}{d\gamma_{\rm pre}}\big[\frac{\gamma_{\rm pre}+1/(1+\delta_R)}{\lambda_R}\big]`
+    (the limit of :math:`\|\tilde w\|^2`). ``variant="repository"`` evaluates the expression of
+    the authors' public code instead, for the erratum comparison.
+
+    Parameters
+    ----------
+    N, n, p : int
+        Source and target sample sizes, dimension (only the ratios p/N, p/n enter).
+    mu, mu_orth : float
+        :math:`\|\mu\|>0` and :math:`\|\mu_\perp\|\ge0`.
+    beta : float
+        Source-target alignment in :math:`[-1,1]`.
+    gamma_pre, gamma : float
+        Source and fine-tuning ridges.
+    variant : {"corrected", "repository"}
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(alpha_lora_t3(8000, 200, 800, 1.5, 1.5, 0.9, 1.0, 1.0), 4)
+    0.1442
+    """
+    variant = check_choice(variant, "variant", ("corrected", "repository"))
+    c = _lora_scalars(N, n, p, mu, mu_orth, beta, gamma_pre, gamma)
+    g, dQ, h, lam_Q, lam_R = c["gamma"], c["dQ"], c["h"], c["lam_Q"], c["lam_R"]
+    if variant == "repository":
+        bm2 = (beta * mu) ** 2
+        pre = (g * (1 + dQ)) ** 2 / h
+        first = mu**2 / lam_R**2 * (
+            bm2 / lam_Q**2
+            + (1 - h) / c["eta"] * (1 + bm2 * c["mb2"] / lam_Q**2 - 2 * bm2 / lam_Q)
+        )
+        second = (1 - h) * (1 - c["h_s"]) / c["eta"] * (1 - 2 * mu**2 / lam_R)
+        return float(pre * (first + second))
+    r = (1 + dQ) / (1 + g * (1 + dQ))
+    ddQ = -c["eta"] * r**2 / h
+    s = beta * mu**2 / lam_R
+    W2 = _source_norm_sq(c["eta_s"], c["gamma_pre"], mu)
+    t3 = g**2 * (r**2 / h * (W2 - s**2 / lam_Q) - r * s**2 * ((1 + dQ) + g * ddQ) / lam_Q**2)
+    return float(t3 + (g * (1 + dQ) * s / lam_Q) ** 2)
+
+
+def alpha_lora_moments(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant="corrected"):
+    r"""Deterministic equivalents of the mean and second moment of the alpha-LoRA score.
+
+    With :math:`\delta_Q=\Delta(p/n,\gamma)`, :math:`\delta_R=\Delta(p/N,\gamma_{\rm pre})`
+    (:func:`seqrmt.rmt.ridge_delta`), :math:`h=1-\eta/(1+\gamma(1+\delta_Q))^2`,
+    :math:`\lambda_R=\mu^2+1+\gamma_{\rm pre}(1+\delta_R)`,
+    :math:`\lambda_Q=\mu_\beta^2+1+\gamma(1+\delta_Q)`:
+
+    .. math::
+        \mathbb E[yg]=\frac{\mu_\beta^2+\alpha\gamma(1+\delta_Q)\beta\mu^2/\lambda_R}{\lambda_Q},\quad
+        T_1=\frac{\mu_\beta^2}{h\lambda_Q}\Big[\frac{\mu_\beta^2+1}{\lambda_Q}-2(1-h)\Big]+\frac{1-h}h,\quad
+        T_2=\frac{2\gamma\beta(1+\delta_Q)\mu^2}{\lambda_R\lambda_Q}\Big[1-\frac{\gamma(1+\delta_Q)}{h\lambda_Q}\Big],
+
+    as in the authors' code, and :math:`T_3` from :func:`alpha_lora_t3`.
+
+    Parameters
+    ----------
+    N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant
+        As in :func:`alpha_lora_t3`.
+
+    Returns
+    -------
+    AlphaLoRAMoments
+
+    Examples
+    --------
+    >>> mom = alpha_lora_moments(1000, 200, 100, 1.0, 1.5, 0.3, 1.0, 1.0)
+    >>> round(mom.second_moment(0.0), 4)
+    0.3835
+    """
+    c = _lora_scalars(N, n, p, mu, mu_orth, beta, gamma_pre, gamma)
+    g, dQ, h, lam_Q, lam_R, mb2 = c["gamma"], c["dQ"], c["h"], c["lam_Q"], c["lam_R"], c["mb2"]
+    m0 = mb2 / lam_Q
+    m1 = g * (1 + dQ) * beta * mu**2 / (lam_R * lam_Q)
+    T1 = mb2 / (h * lam_Q) * ((mb2 + 1) / lam_Q - 2 * (1 - h)) + (1 - h) / h
+    T2 = 2 * g * beta * (1 + dQ) * mu**2 / (lam_R * lam_Q) * (1 - g * (1 + dQ) / (h * lam_Q))
+    T3 = alpha_lora_t3(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant=variant)
+    return AlphaLoRAMoments(float(m0), float(m1), float(T1), float(T2), T3)
+
+
+def alpha_lora_accuracy(alpha, N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant="corrected"):
+    r"""Asymptotic test accuracy :math:`\Phi\big(\mathbb E[yg]/\sqrt{\mathbb E[g^2]-\mathbb E[yg]^2}\big)` (signed).
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        Rescaling of the source classifier.
+    N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant
+        As in :func:`alpha_lora_t3`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> round(alpha_lora_accuracy(0.0, 1000, 200, 100, 1.0, 1.5, 0.3, 1.0, 1.0), 4)
+    0.8946
+    """
+    mom = alpha_lora_moments(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant=variant)
+    mean = mom.mean(alpha)
+    var = mom.second_moment(alpha) - mean**2
+    if np.any(var <= 0):
+        raise ValueError("the moments give a non-positive variance at this alpha")
+    out = special.ndtr(mean / np.sqrt(var))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def alpha_lora_optimal_alpha(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant="corrected"):
+    r"""Accuracy-maximising :math:`\alpha^*=\frac{m_1v_0-m_0v_1/2}{m_0v_2-m_1v_1/2}`.
+
+    With mean :math:`m_0+\alpha m_1` and variance :math:`v_0+v_1\alpha+v_2\alpha^2`
+    (:math:`v_0=T_1-m_0^2`, :math:`v_1=T_2-2m_0m_1`, :math:`v_2=T_3-m_1^2`), the stationary point of
+    mean/std.
+
+    Parameters
+    ----------
+    N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant
+        As in :func:`alpha_lora_t3`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(alpha_lora_optimal_alpha(2000, 50, 200, 1.5, 1.5, 0.9, 1.0, 1.0), 4)
+    1.6405
+    """
+    mom = alpha_lora_moments(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant=variant)
+    v0 = mom.T1 - mom.m0**2
+    v1 = mom.T2 - 2 * mom.m0 * mom.m1
+    v2 = mom.T3 - mom.m1**2
+    den = mom.m0 * v2 - mom.m1 * v1 / 2
+    if den == 0:
+        raise ValueError("alpha* is undefined for these parameters (beta = 0 gives alpha* = 0)")
+    return float((mom.m1 * v0 - mom.m0 * v1 / 2) / den)
+
+
+def simulate_alpha_lora(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, rng):
+    r"""One realisation of alpha-LoRA fine-tuning; the exact conditional accuracy and moments per :math:`\alpha`.
+
+    Source :math:`x=y\mu+z` (:math:`N` samples, random :math:`\pm1` labels), target
+    :math:`x=y\mu_\beta+z` with :math:`\mu_\beta=\beta\mu+\sqrt{1-\beta^2}\mu_\perp`
+    (:math:`n` samples); :math:`\tilde w` = ridge(:math:`\gamma_{\rm pre}`) on the source and
+    :math:`w=` :func:`l2sp_ridge` on the target towards :math:`\alpha\tilde w`.
+
+    Parameters
+    ----------
+    N, n, p : int
+        Source and target sample sizes, dimension (at least 2).
+    mu, mu_orth, beta, gamma_pre, gamma
+        As in :func:`alpha_lora_t3`.
+    alphas : array_like
+        Values of :math:`\alpha`.
+    rng : numpy.random.Generator or int or None
+        Random generator.
+
+    Returns
+    -------
+    accuracy : numpy.ndarray
+        :math:`\Phi(w^\top\mu_\beta/\|w\|)` per :math:`\alpha`.
+    second_moment : numpy.ndarray
+        :math:`(w^\top\mu_\beta)^2+\|w\|^2=\mathbb E_x[g^2\mid w]` per :math:`\alpha`.
+    t3 : float
+        The :math:`\alpha^2` coefficient of :math:`\mathbb E_x[g^2\mid w]` for this draw,
+        :math:`(\mu_\beta^\top c)^2+\|c\|^2` with :math:`c=\gamma Q\tilde w`, whose limit is
+        :math:`T_3` (:func:`alpha_lora_t3`).
+
+    Examples
+    --------
+    >>> acc, g2, t3 = simulate_alpha_lora(200, 50, 20, 1.0, 1.0, 0.5, 1.0, 1.0, [0.0, 1.0], 0)
+    >>> acc.shape
+    (2,)
+    """
+    N = check_size(N, "N")
+    n = check_size(n, "n")
+    p = check_size(p, "p", minimum=2)
+    check_allocation((N, p), "N")
+    check_allocation((n, p), "n")
+    _lora_scalars(N, n, p, mu, mu_orth, beta, gamma_pre, gamma)  # validates the rest
+    alphas = check_array(alphas, "alphas", ndim=1)
+    rng = as_generator(rng)
+    mu_vec = np.zeros(p)
+    mu_vec[0] = mu
+    mu_b = np.zeros(p)
+    mu_b[0] = beta * mu
+    mu_b[1] = np.sqrt(1.0 - beta**2) * mu_orth
+    ys = rng.choice([-1.0, 1.0], size=N)
+    Xs = ys[:, None] * mu_vec + rng.standard_normal((N, p))
+    w_src = l2sp_ridge(Xs, ys, gamma_pre)
+    y = rng.choice([-1.0, 1.0], size=n)
+    X = y[:, None] * mu_b + rng.standard_normal((n, p))
+    acc, g2 = [], []
+    for a in alphas:
+        w = l2sp_ridge(X, y, gamma, a * w_src)
+        proj, norm2 = w @ mu_b, w @ w
+        acc.append(special.ndtr(proj / np.sqrt(norm2)))
+        g2.append(proj**2 + norm2)
+    c = l2sp_ridge(X, np.zeros(n), gamma, w_src)  # (I - QS) w_tilde = gamma Q w_tilde
+    return np.array(acc), np.array(g2), float((c @ mu_b) ** 2 + c @ c)

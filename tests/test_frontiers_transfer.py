@@ -1,0 +1,203 @@
+"""Tests of seqrmt.frontiers.transfer against the Part 5 spec's [V] checkpoints (sections 4, 5) and invariants."""
+
+import numpy as np
+import pytest
+
+from seqrmt import rmt
+from seqrmt.frontiers import transfer as T
+
+DEMO = (1000, 200, 100, 1.0, 1.5, 0.3, 1.0, 1.0)
+ALIGNED = (2000, 50, 200, 1.5, 1.5, 0.9, 1.0, 1.0)
+ANTI = (2000, 50, 200, 2.0, 2.0, -0.8, 1.0, 1.0)
+
+
+# ------------------------------------------------------------------ L2-SP, closed forms
+
+
+def test_mp_moments_match_stieltjes_and_derivative():
+    for lam, ratio in [(0.1, 0.5), (1.0, 2.0), (3.0, 1.0)]:
+        m, m2 = T.mp_moments(lam, ratio)
+        assert m == pytest.approx(rmt.mp_stieltjes(-lam, ratio).real, rel=1e-12)
+        h = 1e-5 * lam
+        num = (T.mp_moments(lam - h, ratio)[0] - T.mp_moments(lam + h, ratio)[0]) / (2 * h)
+        assert m2 == pytest.approx(num, rel=1e-6)
+
+
+def test_penalties_checkpoints():
+    # spec 4.5: tau_S* = gamma_s / SNR = 0.25; tau_0* = 1.4750, 0.2500, 0.0574 for rho = 0.5, 1, 1.5
+    assert T.source_optimal_penalty(0.5, 2.0) == pytest.approx(0.25)
+    for rho, value in [(0.5, 1.4750), (1.0, 0.2500), (1.5, 0.0574)]:
+        assert T.transfer_optimal_penalty(rho, 0.5, 2.0) == pytest.approx(value, abs=6e-5)
+    assert T.transfer_optimal_penalty(-0.2, 0.5, 2.0) == np.inf
+
+
+def test_source_optimal_penalty_minimises_source_risk():
+    for gamma_s, snr in [(0.3, 0.5), (2.0, 5.0), (0.5, 2.0)]:
+        taus = np.geomspace(1e-3, 1e3, 4001)
+        a, b, v = T.l2sp_coefficients(taus, gamma_s)
+        risk = 1 - 2 * a + b + v / snr
+        assert taus[np.argmin(risk)] == pytest.approx(gamma_s / snr, rel=5e-3)
+
+
+def test_transfer_optimal_penalty_is_a_minimum_and_on_the_right_side():
+    for rho in (0.3, 0.7, 1.3, 2.0):
+        t0 = T.transfer_optimal_penalty(rho, 0.5, 2.0)
+        f0 = T.transfer_objective(t0, rho, 0.5, 2.0)
+        grid = np.geomspace(1e-4, 1e4, 2001)
+        assert f0 <= T.transfer_objective(grid, rho, 0.5, 2.0).min() + 1e-9
+        assert (t0 > 0.25) == (rho < 1)
+
+
+@pytest.mark.parametrize("gamma_s", [0.3, 2.0])
+@pytest.mark.parametrize("snr", [0.5, 5.0])
+def test_critical_alignment_is_one_half_at_source_optimum(gamma_s, snr):
+    # spec 4.2 point 5, checked at (gamma_s, SNR) in {0.3, 2} x {0.5, 5}
+    tau = T.source_optimal_penalty(gamma_s, snr)
+    assert T.critical_alignment(tau, gamma_s, snr) == pytest.approx(0.5, abs=1e-10)
+    # and the identity a - b - v/SNR = (m - tau m2)(tau - gamma_s/SNR) at any tau
+    for t in (0.1, 1.0, 7.0):
+        a, b, v = T.l2sp_coefficients(t, gamma_s)
+        m, m2 = T.mp_moments(t, gamma_s)
+        assert a - b - v / snr == pytest.approx((m - t * m2) * (t - gamma_s / snr), abs=1e-12)
+
+
+def test_distance_and_risk_checkpoints():
+    # spec 4.5 theory columns (p = 200, n_s = 400, sigma_s^2 = 0.5, rho = 0.5)
+    rows = [(0.05, 1.2886, 0.8000, 0.5080), (0.25, 1.0000, 0.6404, 0.4840),
+            (1.475, 0.8326, 0.5478, 0.4701), (5.0, 0.8834, 0.5759, 0.4743)]
+    for tau, d2, r100, r400 in rows:
+        D2 = T.source_distance(tau, 0.5, 1.0, 1.0, 0.5, 0.5)
+        assert D2 == pytest.approx(d2, abs=6e-5)
+        assert T.target_risk(0.5, 2.0, 0.25, D2) == pytest.approx(r100, abs=6e-5)
+        assert T.target_risk(0.2, 0.5, 1.0, D2) == pytest.approx(r400, abs=6e-5)
+
+
+def test_transfer_decision_independent_of_target():
+    # transfer helps iff D^2 < |w1|^2, whatever n_t, sigma_t, lambda
+    for tau in (0.05, 1.475):
+        D2 = T.source_distance(tau, 0.5, 1.0, 1.0, 0.5, 0.5)
+        for lam, gt, s2 in [(0.5, 2.0, 0.25), (0.2, 0.5, 1.0), (3.0, 0.1, 4.0)]:
+            helps = T.target_risk(lam, gt, s2, D2) < T.target_risk(lam, gt, s2, 1.0)
+            assert helps == (D2 < 1.0)
+
+
+def test_l2sp_ridge_primal_dual_and_definition():
+    rng = np.random.default_rng(0)
+    for n, p in [(30, 10), (10, 30)]:
+        X = rng.standard_normal((n, p))
+        y = rng.standard_normal(n)
+        w0 = rng.standard_normal(p)
+        w = T.l2sp_ridge(X, y, 0.3, w0)
+        grad = -2 * X.T @ (y - X @ w) / n + 2 * 0.3 * (w - w0)
+        assert np.abs(grad).max() < 1e-10
+
+
+def test_simulation_checkpoints_l2sp():
+    # spec 4.5 tolerance: D^2 within 0.02, risks within 0.015 (40 seeds at p = 200)
+    taus = np.array([0.05, 0.25, 1.475, 5.0])
+    targets = [(100, 0.25, 0.5), (400, 1.0, 0.2)]
+    res = [T.simulate_l2sp(200, 400, 0.5, taus, targets, 0.5, s) for s in range(40)]
+    D2 = np.mean([r[0] for r in res], axis=0)
+    R = np.mean([r[1] for r in res], axis=0)
+    D2_th = T.source_distance(taus, 0.5, 1.0, 1.0, 0.5, 0.5)
+    assert np.abs(D2 - D2_th).max() < 0.02
+    th = np.array([[T.target_risk(lam, 200 / nt, s2, np.r_[D2_th, 1.0]) for nt, s2, lam in targets]])
+    assert np.abs(R - th[0]).max() < 0.015
+
+
+# ------------------------------------------------------------------ alpha-LoRA
+
+
+@pytest.mark.parametrize(
+    "setting, rows",
+    [
+        (DEMO, [(0.0, 0.8946, 0.3835), (1.0, 0.8730, 0.4642)]),
+        (ALIGNED, [(0.0, 0.7972, 0.2209), (1.0, 0.8848, 0.5450)]),
+        (ANTI, [(0.0, 0.9044, 0.2974), (1.0, 0.6848, 0.1932)]),
+    ],
+)
+def test_alpha_lora_checkpoints(setting, rows):
+    mom = T.alpha_lora_moments(*setting)
+    for alpha, acc, g2 in rows:
+        assert T.alpha_lora_accuracy(alpha, *setting) == pytest.approx(acc, abs=6e-5)
+        assert mom.second_moment(alpha) == pytest.approx(g2, abs=6e-5)
+
+
+def test_alpha_star_checkpoints_and_repository_values():
+    # corrected alpha*: 0.0792, 1.6405, -0.9429; repository T_3: 0.0831, 1.8514, -1.1424
+    for setting, ours, repo in [(DEMO, 0.0792, 0.0831), (ALIGNED, 1.6405, 1.8514),
+                                (ANTI, -0.9429, -1.1424)]:
+        assert T.alpha_lora_optimal_alpha(*setting) == pytest.approx(ours, abs=6e-5)
+        assert T.alpha_lora_optimal_alpha(*setting, variant="repository") == pytest.approx(
+            repo, abs=6e-5)
+    # the repository E[g^2] at alpha = 1 (spec table): 0.4623, 0.5376, 0.1831
+    for setting, value in [(DEMO, 0.4623), (ALIGNED, 0.5376), (ANTI, 0.1831)]:
+        mom = T.alpha_lora_moments(*setting, variant="repository")
+        assert mom.second_moment(1.0) == pytest.approx(value, abs=6e-5)
+
+
+def test_alpha_star_maximises_accuracy():
+    for setting in (DEMO, ALIGNED, ANTI):
+        a_star = T.alpha_lora_optimal_alpha(*setting)
+        grid = a_star + np.linspace(-0.5, 0.5, 201)
+        acc = T.alpha_lora_accuracy(grid, *setting)
+        assert T.alpha_lora_accuracy(a_star, *setting) >= acc.max() - 1e-12
+
+
+def test_t3_components_checkpoint():
+    # spec 5.3 components: corrected T_3 = 0.1442 / 0.1204, repository 0.1369 / 0.1104
+    big_aligned = (8000, 200, 800, 1.5, 1.5, 0.9, 1.0, 1.0)
+    big_anti = (8000, 200, 800, 2.0, 2.0, -0.8, 1.0, 1.0)
+    assert T.alpha_lora_t3(*big_aligned) == pytest.approx(0.1442, abs=6e-5)
+    assert T.alpha_lora_t3(*big_anti) == pytest.approx(0.1204, abs=6e-5)
+    assert T.alpha_lora_t3(*big_aligned, variant="repository") == pytest.approx(0.1369, abs=6e-5)
+    assert T.alpha_lora_t3(*big_anti, variant="repository") == pytest.approx(0.1104, abs=6e-5)
+
+
+def test_alpha_lora_reduces_to_plain_ridge_at_alpha_zero_and_beta_zero():
+    # beta = 0: the source carries no information, m1 = T2 = 0 and alpha* = 0 is not defined
+    mom = T.alpha_lora_moments(2000, 50, 200, 1.5, 1.5, 0.0, 1.0, 1.0)
+    assert mom.m1 == 0.0 and mom.T2 == 0.0
+
+
+def test_alpha_lora_simulation_checkpoint():
+    # spec 5.3 tolerance: accuracy within 0.005 (60 seeds at the aligned setting, se ~ 0.0015)
+    alphas = np.array([0.0, 1.0, T.alpha_lora_optimal_alpha(*ALIGNED)])
+    acc = np.mean([T.simulate_alpha_lora(*ALIGNED, alphas, s)[0] for s in range(60)], axis=0)
+    th = T.alpha_lora_accuracy(alphas, *ALIGNED)
+    assert np.abs(acc - th).max() < 0.005
+
+
+def test_t3_simulation_separates_corrected_from_repository():
+    # the alpha^2 coefficient measured per draw: corrected within 3 se, repository > 5 se away
+    for setting in (ALIGNED, ANTI):
+        t3 = np.array([T.simulate_alpha_lora(*setting, [0.0], s)[2] for s in range(150)])
+        se = t3.std(ddof=1) / np.sqrt(len(t3))
+        assert abs(t3.mean() - T.alpha_lora_t3(*setting)) < 3 * se
+        assert abs(t3.mean() - T.alpha_lora_t3(*setting, variant="repository")) > 5 * se
+
+
+def test_source_norm_theory_matches_simulation():
+    # ||w_tilde||^2 -> W_2 (spec: 0.1301 vs MC 0.1300 +- 0.0002 at N = 8000, p = 800)
+    rng = np.random.default_rng(5)
+    N, p, mu = 4000, 400, 1.5
+    vals = []
+    for _ in range(4):
+        ys = rng.choice([-1.0, 1.0], size=N)
+        Xs = rng.standard_normal((N, p))
+        Xs[:, 0] += mu * ys
+        w = T.l2sp_ridge(Xs, ys, 1.0)
+        vals.append(w @ w)
+    assert np.mean(vals) == pytest.approx(T._source_norm_sq(p / N, 1.0, mu), abs=0.003)
+    assert T._source_norm_sq(0.1, 1.0, 1.5) == pytest.approx(0.1301, abs=6e-5)
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="beta"):
+        T.alpha_lora_moments(100, 50, 20, 1.0, 1.0, 1.5, 1.0, 1.0)
+    with pytest.raises(ValueError, match="variant"):
+        T.alpha_lora_t3(100, 50, 20, 1.0, 1.0, 0.5, 1.0, 1.0, variant="paper")
+    with pytest.raises(ValueError, match="w_prior"):
+        T.l2sp_ridge(np.eye(3), np.ones(3), 1.0, np.ones(2))
+    with pytest.raises(ValueError, match="targets"):
+        T.simulate_l2sp(10, 20, 0.5, [0.1], [(10, 0.5)], 0.5, 0)
