@@ -53,6 +53,7 @@ __all__ = [
     "train_rbm_exact",
     "PCDTrajectory",
     "train_rbm_pcd",
+    "rbm_pair_eigenvalues",
 ]
 
 
@@ -558,6 +559,9 @@ class PCDTrajectory(NamedTuple):
         Ascending target eigenvalues; their eigenvectors :math:`u_i` define ``modes``.
     W : ndarray, shape (n_seeds, n_v, n_h)
         Final weights.
+    gram : ndarray, shape (n_rec, n_seeds, n_v, n_v)
+        The whole matrix :math:`U^\\top XU` in the target eigenbasis (``modes`` is its diagonal); input of
+        :func:`rbm_pair_eigenvalues`.
     """
 
     steps: np.ndarray
@@ -565,6 +569,7 @@ class PCDTrajectory(NamedTuple):
     modes: np.ndarray
     kappa: np.ndarray
     W: np.ndarray
+    gram: np.ndarray
 
 
 def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, sigma_h=1.0,
@@ -668,12 +673,13 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
         phi = rng.standard_normal((n_seeds, batch, n_v)) @ L.transpose(0, 2, 1)
 
     eigs = np.empty((record_steps.size, n_seeds, n_h))
-    modes = np.empty((record_steps.size, n_seeds, n_v))
+    gram = np.empty((record_steps.size, n_seeds, n_v, n_v))
     rec = 0
 
     def record(W, rec):
         eigs[rec] = np.linalg.eigvalsh(W.transpose(0, 2, 1) @ W)
-        modes[rec] = np.sum((U.T @ W) ** 2, axis=-1)
+        UW = U.T @ W
+        gram[rec] = UW @ UW.transpose(0, 2, 1)
 
     if record_steps[0] == 0:
         record(W, 0)
@@ -692,4 +698,61 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
                 rec += 1
     if not np.all(np.isfinite(W)):
         raise FloatingPointError("PCD training diverged: reduce lr or increase mu2")
-    return PCDTrajectory(record_steps, eigs, modes, kappa, W)
+    modes = np.diagonal(gram, axis1=-2, axis2=-1).copy()
+    return PCDTrajectory(record_steps, eigs, modes, kappa, W, gram)
+
+
+def rbm_pair_eigenvalues(gram, kappa, rtol=1e-8):
+    r"""Eigenvalues of :math:`X` compressed to each doubly degenerate target level.
+
+    For a level :math:`\kappa_i=\kappa_{i+1}` with target eigenvectors :math:`u_i,u_{i+1}`, returns the two
+    eigenvalues of the :math:`2\times2` block :math:`[u_a^\top Xu_b]_{a,b\in\{i,i+1\}}`. They do not depend on
+    which orthonormal basis of the level the eigensolver chose, and they are the pair's eigenvalues of
+    :math:`X` up to its coupling to the other levels (second order in the off-block elements).
+    Non-degenerate levels are skipped; a level of multiplicity above two is an error.
+
+    Parameters
+    ----------
+    gram : array_like, shape (..., n_v, n_v)
+        :math:`U^\top XU` in the target eigenbasis, columns in the order of ``kappa`` (e.g.
+        ``PCDTrajectory.gram``).
+    kappa : array_like, shape (n_v,)
+        Ascending target eigenvalues.
+    rtol : float
+        Relative tolerance for two ``kappa`` to count as degenerate.
+
+    Returns
+    -------
+    levels : ndarray, shape (n_pairs,)
+        The degenerate target eigenvalues, ascending.
+    pairs : ndarray, shape (..., n_pairs, 2)
+        Ascending eigenvalues of each block.
+
+    Examples
+    --------
+    >>> kappa = np.array([4.0, 5.0, 5.0])
+    >>> gram = np.array([[5.0, 0.0, 0.0], [0.0, 4.0, 1.0], [0.0, 1.0, 4.0]])
+    >>> levels, pairs = rbm_pair_eigenvalues(gram, kappa)
+    >>> levels, pairs
+    (array([5.]), array([[3., 5.]]))
+    """
+    kappa = _check_kappa(kappa)
+    if kappa.ndim != 1 or kappa.size < 2:
+        raise ValueError(f"kappa must be 1-D with at least 2 entries, got shape {kappa.shape}")
+    if np.any(np.diff(kappa) < 0):
+        raise ValueError("kappa must be ascending")
+    rtol = check_positive(rtol, "rtol")
+    G = check_array(gram, "gram")
+    n = kappa.size
+    if G.ndim < 2 or G.shape[-2:] != (n, n):
+        raise ValueError(f"gram must have shape (..., {n}, {n}), got {G.shape}")
+    same = np.isclose(kappa[1:], kappa[:-1], rtol=rtol, atol=0.0)
+    if np.any(same[1:] & same[:-1]):
+        raise ValueError("kappa has a level of multiplicity above two")
+    first = np.flatnonzero(same)
+    if first.size == 0:
+        raise ValueError("kappa has no degenerate pair")
+    idx = first[:, None] + np.arange(2)  # (n_pairs, 2)
+    blocks = G[..., idx[:, :, None], idx[:, None, :]]  # (..., n_pairs, 2, 2)
+    blocks = 0.5 * (blocks + np.swapaxes(blocks, -1, -2))
+    return kappa[first].copy(), np.linalg.eigvalsh(blocks)
