@@ -16,9 +16,11 @@ The model has visible units :math:`\phi\in\mathbb R^{N_v}`, hidden units :math:`
   the positive phase of the gradient is the exact target correlator :math:`(K^{\rm target})^{-1}`;
 * one "epoch" of persistent contrastive divergence (PCD) is one update of ``W``.
 
-With :math:`\sigma_h=1`, the eigenvalue drift of a mode is :math:`2\alpha K_i(x)` per update, with
-:math:`K_i(x)=x\,(1/\kappa_i-1/(\mu^2-x))` and fixed point :math:`x_i^*=\mu^2-\kappa_i`; the stationary
-variance under mini-batch noise is :math:`2(\alpha/|\mathcal B|)(\mu^2-\kappa_i)` to leading order.
+With :math:`\sigma_h=1`, the drift of a mode (the diagonal element :math:`X_{ii}` in the target eigenbasis) is
+:math:`2\alpha F_i(x)` per update, with :math:`F_i(x)=x\,(1/\kappa_i-1/(\mu^2-x))` and fixed point
+:math:`x_i^*=\mu^2-\kappa_i`; its stationary variance under mini-batch noise is
+:math:`2(\alpha/|\mathcal B|)(\mu^2-\kappa_i)` to leading order. The two eigenvalues of a degenerate pair have
+the same width parameter but the two-mode law (:func:`rbm_pair_eigenvalues`).
 
 Used in: Chapter 4 (notebooks ``03_gaussian_rbm`` and ``04_fokker_planck``).
 """
@@ -221,9 +223,10 @@ def rbm_fixed_points(kappa, mu2):
 
 
 def rbm_drift(x, kappa, mu2):
-    r"""Eigenvalue drift :math:`K(x)=x\,\big(1/\kappa-1/(\mu^2-x)\big)` (:math:`\sigma_h=1`).
+    r"""Mode drift :math:`F(x)=x\,\big(1/\kappa-1/(\mu^2-x)\big)` (:math:`\sigma_h=1`).
 
-    One PCD update moves an eigenvalue of :math:`X=WW^\top` by :math:`2\alpha K(x)` on average.
+    One PCD update moves a diagonal element :math:`X_{ii}` of :math:`X=WW^\top` in the target eigenbasis by
+    :math:`2\alpha F(x)` on average (an eigenvalue, when :math:`X` is diagonal in that basis).
 
     Parameters
     ----------
@@ -252,7 +255,7 @@ def rbm_drift(x, kappa, mu2):
 
 
 def rbm_potential(x, kappa, mu2):
-    r"""Potential :math:`V(x)=-\frac{x^2}{2\kappa}-x-\mu^2\log(\mu^2-x)` with :math:`V'=-K`.
+    r"""Potential :math:`V(x)=-\frac{x^2}{2\kappa}-x-\mu^2\log(\mu^2-x)` with :math:`V'=-F`.
 
     Parameters
     ----------
@@ -307,7 +310,7 @@ def rbm_curvature(kappa, mu2):
 
 
 def rbm_stationary_variance(kappa, mu2, lr, batch, k=None):
-    r"""Stationary variance of a learned eigenvalue under PCD mini-batch noise (:math:`\sigma_h=1`).
+    r"""Stationary variance of a learned diagonal element :math:`X_{ii}` under PCD mini-batch noise (:math:`\sigma_h=1`).
 
     Leading order (``k=None``): :math:`\operatorname{Var}x=2(\alpha/|\mathcal B|)(\mu^2-\kappa)`, which
     depends on :math:`\alpha` and :math:`|\mathcal B|` only through their ratio.
