@@ -194,6 +194,15 @@ def _check_kappa(kappa):
     return check_array(kappa, "kappa", positive=True)
 
 
+def _check_learnable(kappa, mu2):
+    """kappa (positive) and mu2, with every kappa below mu2 (each mode has a fixed point)."""
+    kappa = _check_kappa(kappa)
+    mu2 = check_positive(mu2, "mu2")
+    if np.any(kappa >= mu2):
+        raise ValueError("mu2 must exceed every kappa (no fixed point otherwise)")
+    return kappa, mu2
+
+
 def rbm_fixed_points(kappa, mu2):
     r"""Fixed points :math:`x^*=\max(\mu^2-\kappa,0)` of the eigenvalue drift.
 
@@ -302,10 +311,7 @@ def rbm_curvature(kappa, mu2):
     >>> rbm_curvature([4.0, 8.0], 9.0)
     array([0.3125  , 0.015625])
     """
-    kappa = _check_kappa(kappa)
-    mu2 = check_positive(mu2, "mu2")
-    if np.any(kappa >= mu2):
-        raise ValueError("mu2 must exceed every kappa (no fixed point otherwise)")
+    kappa, mu2 = _check_learnable(kappa, mu2)
     return (mu2 - kappa) / kappa**2
 
 
@@ -348,12 +354,9 @@ def rbm_stationary_variance(kappa, mu2, lr, batch, k=None):
     >>> np.round(rbm_stationary_variance([4.0, 8.0], 9.0, 0.1, 16, k=3), 5)
     array([0.06817, 0.01252])
     """
-    kappa = _check_kappa(kappa)
-    mu2 = check_positive(mu2, "mu2")
+    kappa, mu2 = _check_learnable(kappa, mu2)
     lr = check_positive(lr, "lr")
     batch = check_positive_int(batch, "batch")
-    if np.any(kappa >= mu2):
-        raise ValueError("mu2 must exceed every kappa (no fixed point otherwise)")
     x_star = mu2 - kappa
     if k is None:
         return 2.0 * lr / batch * x_star
@@ -402,14 +405,11 @@ def rbm_learning_bias(kappa, mu2, lr, batch):
     >>> np.round(rbm_learning_bias([4.0, 6.0, 6.0, 8.0], 9.0, 0.1, 16), 4)
     array([-0.0383, -0.0336, -0.0336, -0.0312])
     """
-    kappa = _check_kappa(kappa)
+    kappa, mu2 = _check_learnable(kappa, mu2)
     if kappa.ndim != 1:
         raise ValueError(f"kappa must be 1-D, got shape {kappa.shape}")
-    mu2 = check_positive(mu2, "mu2")
     lr = check_positive(lr, "lr")
     batch = check_positive_int(batch, "batch")
-    if np.any(kappa >= mu2):
-        raise ValueError("mu2 must exceed every kappa (no fixed point otherwise)")
     x = mu2 - kappa
     weight = (1.0 + np.eye(kappa.size)) / kappa[None, :]
     bracket = mu2 * (x[:, None] + x[None, :]) - kappa[:, None] * x[None, :]
