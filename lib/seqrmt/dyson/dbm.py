@@ -1,4 +1,4 @@
-r"""Dyson Brownian motion of symmetric matrices and its stationary Coulomb gas.
+r"""Dyson Brownian motion of symmetric matrices, its stationary Coulomb gas, and the Wishart process of Gram matrices.
 
 A symmetric :math:`n\times n` matrix follows the matrix Ornstein-Uhlenbeck process
 
@@ -16,6 +16,10 @@ Its eigenvalues perform Dyson Brownian motion (Dyson index :math:`\beta=1`),
 and the stationary law is the Coulomb gas
 :math:`P\propto\prod_{i<j}|\lambda_i-\lambda_j|\prod_ie^{-\theta\lambda_i^2/2s^2}`, i.e. the GOE with off-diagonal
 variance :math:`s^2/2\theta`, whose eigenvalue density tends to the semicircle of variance :math:`ns^2/2\theta`.
+
+For a rectangular :math:`W\in\mathbb R^{m\times n}` with :math:`dW=s\,dB_t`, the eigenvalues of the Gram matrix
+:math:`W^\top W` follow the Wishart (Bru) process instead (:func:`wishart_process`, :func:`wishart_drift`):
+multiplicative noise :math:`2s\sqrt{x_i}` and interaction :math:`s^2(x_i+x_j)/(x_i-x_j)`.
 
 Shapes: a matrix ``h0`` of shape ``(n, n)`` or a batch ``(m, n, n)``; eigenvalue paths have shape
 ``(n_steps + 1, n)`` or ``(n_steps + 1, m, n)``, sorted increasingly at each time.
