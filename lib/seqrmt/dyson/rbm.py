@@ -270,10 +270,8 @@ def rbm_potential(x, kappa, mu2):
     ----------
     x : array_like
         Points below :math:`\mu^2` (the potential is also defined for :math:`x<0`).
-    kappa : float
-        Target eigenvalue, positive.
-    mu2 : float
-        Visible mass, positive.
+    kappa, mu2 : float
+        As in :func:`rbm_drift` (a single target eigenvalue).
 
     Returns
     -------
@@ -332,10 +330,8 @@ def rbm_stationary_variance(kappa, mu2, lr, batch, k=None):
 
     Parameters
     ----------
-    kappa : array_like
-        Target eigenvalues, each below ``mu2``.
-    mu2 : float
-        Visible mass.
+    kappa, mu2
+        As in :func:`rbm_curvature` (every ``kappa`` below ``mu2``).
     lr : float
         Learning rate :math:`\alpha>0`.
     batch : int
@@ -483,6 +479,14 @@ def _check_target(K_target, mu2):
     return K, kappa, U
 
 
+def _check_training(K_target, n_h, mu2, lr, steps, sigma_h, w_std):
+    """The arguments shared by the two trainers; the target as (K, kappa, U)."""
+    mu2 = check_positive(mu2, "mu2")
+    target = _check_target(K_target, mu2)
+    return (target, check_size(n_h, "n_h"), mu2, check_positive(lr, "lr"), check_size(steps, "steps"),
+            check_positive(sigma_h, "sigma_h"), check_positive(w_std, "w_std"))
+
+
 def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=0.1):
     r"""Train the Gaussian RBM with the exact (mean-field) gradient.
 
@@ -520,13 +524,8 @@ def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=
     >>> np.round(rbm_model_spectrum(W, 9.0), 2)
     array([4., 5., 5., 7., 7., 8.])
     """
-    mu2 = check_positive(mu2, "mu2")
-    K, _, _ = _check_target(K_target, mu2)
-    n_h = check_size(n_h, "n_h")
-    lr = check_positive(lr, "lr")
-    steps = check_size(steps, "steps")
-    sigma_h = check_positive(sigma_h, "sigma_h")
-    w_std = check_positive(w_std, "w_std")
+    (K, _, _), n_h, mu2, lr, steps, sigma_h, w_std = _check_training(
+        K_target, n_h, mu2, lr, steps, sigma_h, w_std)
     rng = as_generator(rng)
     n_v = K.shape[0]
     C_target = np.linalg.inv(K)
@@ -587,12 +586,8 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
 
     Parameters
     ----------
-    K_target : array_like, shape (n_v, n_v)
-        Symmetric positive-definite target kernel; ``mu2`` must exceed its smallest eigenvalue.
-    n_h : int
-        Number of hidden units.
-    mu2 : float
-        Visible mass.
+    K_target, n_h, mu2
+        As in :func:`train_rbm_exact`: target kernel, number of hidden units, visible mass.
     lr : float
         Learning rate :math:`\alpha`.
     batch : int
@@ -631,16 +626,11 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
     >>> np.round(res.modes[-1].mean(axis=0), 1)  # near mu2 - kappa = 5, 3, 3, 1, slightly below
     array([5. , 2.9, 2.9, 0.8])
     """
-    mu2 = check_positive(mu2, "mu2")
-    K, kappa, U = _check_target(K_target, mu2)
-    n_h = check_size(n_h, "n_h")
-    lr = check_positive(lr, "lr")
+    (K, kappa, U), n_h, mu2, lr, steps, sigma_h, w_std = _check_training(
+        K_target, n_h, mu2, lr, steps, sigma_h, w_std)
     batch = check_size(batch, "batch")
-    steps = check_size(steps, "steps")
     n_seeds = check_size(n_seeds, "n_seeds")
     k = check_positive_int(k, "k")
-    sigma_h = check_positive(sigma_h, "sigma_h")
-    w_std = check_positive(w_std, "w_std")
     rng = as_generator(rng)
     n_v = K.shape[0]
     if record_steps is None:

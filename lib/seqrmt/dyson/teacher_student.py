@@ -119,12 +119,8 @@ def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_b
 
     Parameters
     ----------
-    lr : float
-        Learning rate :math:`\alpha\in(0,2)`.
-    batch : int
-        Batch size :math:`|\mathcal B|`.
-    eps : float
-        Scale :math:`\varepsilon` of the per-sample GOE label noise.
+    lr, batch, eps
+        As in :func:`teacher_student_width`; ``eps`` scales the per-sample GOE label noise.
     n_seeds : int
         Number of independent trainings (ensemble members), vectorised.
     rng : int, numpy.random.Generator or None

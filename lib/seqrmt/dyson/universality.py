@@ -512,17 +512,15 @@ def jackknife(samples, statistic, n_groups=None):
 
     Parameters
     ----------
-    samples : array_like
-        Independent members along the first axis (at least ``n_groups`` rows).
-    statistic : callable
-        Maps an array of rows to a float.
+    samples, statistic
+        As in :func:`batch_statistic` (at least ``n_groups`` rows).
     n_groups : int, optional
         Number of groups (at least 2); default: one group per row.
 
     Returns
     -------
     value, se : float
-        The statistic of all rows and its standard error.
+        As in :func:`batch_statistic`.
 
     Examples
     --------
