@@ -106,6 +106,45 @@ def test_stationary_density_is_semicircle():
     assert D.stationary_entry_variance(2.0, 0.5) == pytest.approx(0.0625)
 
 
+def test_wishart_drift_closed_form_and_trace():
+    # two eigenvalues: s^2 [m +- (x1 + x2)/(x1 - x2)]
+    np.testing.assert_allclose(D.wishart_drift([1.0, 3.0], m=5, s=0.5), 0.25 * np.array([5 - 2.0, 5 + 2.0]))
+    # the interaction is antisymmetric: the drifts sum to m n s^2 (growth of E Tr X)
+    x = np.array([[0.3, 1.0, 2.0, 4.5], [0.1, 0.2, 0.3, 9.0]])
+    np.testing.assert_allclose(D.wishart_drift(x, m=7, s=2.0).sum(axis=1), 7 * 4 * 4.0)
+    # one eigenvalue: squared norm of an m-vector Brownian motion, drift m s^2 (Bessel-squared)
+    np.testing.assert_allclose(D.wishart_drift([2.0], m=3), 3.0)
+
+
+def test_wishart_ito_drift_and_diffusion():
+    """One short step of dW = s dB from W with singular values sqrt(x): mean and variance of the increments."""
+    rng = np.random.default_rng(8)
+    m, x, s, dt, reps = 5, np.array([0.5, 1.5, 3.0]), 0.7, 2e-3, 100_000
+    w0 = np.zeros((m, 3))
+    w0[:3] = np.diag(np.sqrt(x))
+    rot = np.linalg.qr(rng.normal(size=(m, m)))[0]  # any left rotation: same eigenvalues
+    _, e = D.wishart_process(np.broadcast_to(rot @ w0, (reps, m, 3)), dt, 1, rng, s=s)
+    np.testing.assert_allclose(e[0, 0], x, atol=1e-12)
+    inc = (e[1] - e[0]) / dt
+    se = inc.std(axis=0) / np.sqrt(reps)
+    drift = D.wishart_drift(x, m, s)
+    # the step bias is O(dt s^4 x / gap^2) < 0.02 here
+    assert np.all(np.abs(inc.mean(axis=0) - drift) < 5 * se + 0.05), (inc.mean(axis=0), drift, se)
+    var = ((e[1] - e[0]) ** 2).mean(axis=0) / dt  # 4 s^2 x_i + O(dt)
+    np.testing.assert_allclose(var, 4 * s**2 * x, rtol=0.03)
+    # without the interaction the top eigenvalue would drift by m s^2 = 2.45 instead of 4.61 (12 SE away)
+    assert inc.mean(axis=0)[2] - m * s**2 > 6 * se[2]
+
+
+def test_wishart_free_evolution_is_marchenko_pastur():
+    m, n, s, t = 200, 100, 0.5, 2.0
+    _, e = D.wishart_process(np.zeros((4, m, n)), t, 2, rng=3, s=s)
+    assert np.all(e[0] == 0)
+    x = e[-1] / (m * s**2 * t)  # white Wishart of ratio n / m
+    assert x.mean() == pytest.approx(1.0, abs=0.02)
+    assert rmt.ks_distance(x.ravel(), lambda y: rmt.mp_cdf(y, n / m)) < 0.03
+
+
 def test_validation_errors_name_the_argument():
     with pytest.raises(ValueError, match="h0"):
         D.dyson_brownian_motion(np.zeros((2, 3)), 1.0, 2)
@@ -125,6 +164,16 @@ def test_validation_errors_name_the_argument():
         D.independent_brownian_motion(np.zeros((2, 2, 2)), 1.0, 2)
     with pytest.raises(ValueError, match="lam"):
         D.dyson_drift([1.0, 1.0])
+    with pytest.raises(ValueError, match="x"):
+        D.wishart_drift([1.0, 1.0], m=3)
+    with pytest.raises(ValueError, match="x"):
+        D.wishart_drift([0.0, 1.0], m=3)
+    with pytest.raises(ValueError, match="m"):
+        D.wishart_drift([1.0, 2.0, 3.0], m=2)
+    with pytest.raises(ValueError, match="w0"):
+        D.wishart_process(np.zeros(3), 1.0, 2)
+    with pytest.raises(ValueError, match="t_max"):
+        D.wishart_process(np.zeros((3, 2)), -1.0, 2)
     with pytest.raises(ValueError, match="theta"):
         D.coulomb_gas_log_weight([1.0, 2.0], theta=0.0)
     with pytest.raises(ValueError, match="s"):

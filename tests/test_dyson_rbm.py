@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from seqrmt.dyson import rbm
+from seqrmt.dyson import rbm, universality
 
 N_V, M2, MU2 = 10, 4.0, 9.0  # the spec's settings: kappa in [4, 8], mu = 3
 K_TARGET = rbm.rbm_target_kernel(N_V, M2)
@@ -122,13 +122,14 @@ def stationary_runs():
                                                (0.1, 8, 3000, 1500)], (11, 12, 13)):
         res = rbm.train_rbm_pcd(K_TARGET, N_V, MU2, lr, batch, steps, 40, rng=seed,
                                 record_steps=np.arange(burn, steps + 1, 100), init="fixed_point")
-        runs[(lr, batch)] = res.modes
+        runs[(lr, batch)] = res
     return runs
 
 
 def test_pcd_stationary_variance(stationary_runs):
     # Var X_ii = 2 (lr/B)(mu2 - kappa_i), with the discrete-time and chain-correlation corrections (k = 3)
-    for (lr, batch), modes in stationary_runs.items():
+    for (lr, batch), res in stationary_runs.items():
+        modes = res.modes
         pred = rbm.rbm_stationary_variance(KAPPA, MU2, lr, batch, k=3)
         ratio, se = _group_ratio(modes, pred)
         # next-order (nonlinear) corrections are O(lr/batch) in relative size, like the learning bias:
@@ -138,9 +139,9 @@ def test_pcd_stationary_variance(stationary_runs):
 
 def test_pcd_variance_depends_on_ratio_only(stationary_runs):
     lead = rbm.rbm_stationary_variance(KAPPA, MU2, 0.1, 16)  # leading order, same for (0.05, 8)
-    ra, sa = _group_ratio(stationary_runs[(0.1, 16)], lead)
-    rb, sb = _group_ratio(stationary_runs[(0.05, 8)], lead)
-    rc, sc = _group_ratio(stationary_runs[(0.1, 8)], lead)
+    ra, sa = _group_ratio(stationary_runs[(0.1, 16)].modes, lead)
+    rb, sb = _group_ratio(stationary_runs[(0.05, 8)].modes, lead)
+    rc, sc = _group_ratio(stationary_runs[(0.1, 8)].modes, lead)
     assert abs(ra - rb) < 4 * np.hypot(sa, sb)  # same ratio: same variance
     assert abs(rc / ra - 2) < 4 * 2 * np.hypot(sa / ra, sc / rc)  # doubled ratio: doubled variance
 
@@ -148,11 +149,68 @@ def test_pcd_variance_depends_on_ratio_only(stationary_runs):
 def test_pcd_learning_bias(stationary_runs):
     pred = rbm.rbm_learning_bias(KAPPA, MU2, 0.1, 16)
     np.testing.assert_allclose(pred, rbm.rbm_learning_bias(KAPPA, MU2, 0.05, 8))
-    for (lr, batch), modes in stationary_runs.items():
-        per_seed = (modes.mean(axis=0) - X_STAR).sum(axis=1)  # bias of the trace of X, per seed
+    for (lr, batch), res in stationary_runs.items():
+        per_seed = (res.modes.mean(axis=0) - X_STAR).sum(axis=1)  # bias of the trace of X, per seed
         se = per_seed.std(ddof=1) / np.sqrt(per_seed.size)
         expected = rbm.rbm_learning_bias(KAPPA, MU2, lr, batch).sum()
         assert expected < 0 and abs(per_seed.mean() - expected) < 4 * se, (lr, batch, per_seed.mean(), se)
+
+
+def test_pcd_gram_diagonal_is_modes(stationary_runs):
+    res = stationary_runs[(0.1, 16)]
+    np.testing.assert_allclose(np.diagonal(res.gram, axis1=-2, axis2=-1), res.modes)
+    # U^T X U has the eigenvalues of X = W W^T (here N_h = N_V: those of W^T W)
+    np.testing.assert_allclose(np.linalg.eigvalsh(res.gram[-1]), res.eigs[-1], atol=1e-9)
+
+
+def test_pair_eigenvalues_blocks_and_basis_invariance():
+    rng = np.random.default_rng(5)
+    kappa = np.array([1.0, 2.0, 2.0, 3.0, 4.0, 4.0])
+    A = rng.normal(size=(3, 6, 6))
+    G = A @ A.transpose(0, 2, 1)
+    levels, pairs = rbm.rbm_pair_eigenvalues(G, kappa)
+    np.testing.assert_allclose(levels, [2.0, 4.0])
+    assert pairs.shape == (3, 2, 2)
+    np.testing.assert_allclose(pairs[:, 0], np.linalg.eigvalsh(G[:, 1:3, 1:3]))
+    np.testing.assert_allclose(pairs[:, 1], np.linalg.eigvalsh(G[:, 4:6, 4:6]))
+    # another orthonormal basis of each degenerate level gives the same eigenvalues
+    c, s_ = np.cos(0.7), np.sin(0.7)
+    R = np.eye(6)
+    R[1:3, 1:3] = [[c, -s_], [s_, c]]
+    R[4:6, 4:6] = [[c, s_], [-s_, c]]
+    _, rotated = rbm.rbm_pair_eigenvalues(R.T @ G @ R, kappa)
+    np.testing.assert_allclose(rotated, pairs, atol=1e-10)
+    # the lattice target: four pairs (k and N_V - k), the modes k = 0 and N_V / 2 skipped
+    levels, pairs = rbm.rbm_pair_eigenvalues(np.diag(X_STAR), KAPPA)
+    np.testing.assert_allclose(levels, np.unique(np.round(KAPPA, 12))[1:-1])
+    np.testing.assert_allclose(pairs, np.repeat(MU2 - levels[:, None], 2, axis=1))
+
+
+def test_pcd_degenerate_pairs_two_mode(stationary_runs):
+    """Eigenvalues of each degenerate pair: two-mode law of width sigma^2 = 2 (lr/B) x*; X_ii stays Gaussian."""
+    for (lr, batch), res in stationary_runs.items():
+        levels, pairs = rbm.rbm_pair_eigenvalues(res.gram, res.kappa)  # (records, seeds, 4, 2)
+        for p, kap in enumerate(levels):
+            e = np.moveaxis(pairs[..., p, :], 1, 0).reshape(pairs.shape[1], -1)  # (seeds, records * 2)
+            sigma, se = universality.two_mode_width(e)
+            pred = np.sqrt(2 * lr / batch * (MU2 - kap))
+            # relative corrections O(lr/batch) as for the variances (half of them for a width)
+            assert abs(sigma / pred - 1) < 4 * se / pred + 5 * lr / batch, (lr, batch, kap, sigma / pred)
+        # pooled over pairs and seeds: spacings follow the surmise, <s^2> = 4/pi; Binder cumulant -4/27
+        S = pairs[..., 1] - pairs[..., 0]  # (records, seeds, 4)
+        s = np.moveaxis(S / S.mean(axis=(0, 1)), 1, 0).reshape(S.shape[1], -1)
+        s2, s2_se = universality.batch_statistic(s, lambda b: np.mean(b**2), n_batches=8)
+        assert abs(s2 - 4 / np.pi) < 4 * s2_se + 0.02, (s2, s2_se)
+        u = pairs - pairs.mean(axis=(0, 1, 3), keepdims=True)
+        u = np.moveaxis(u / u.std(axis=(0, 1, 3), keepdims=True), 1, 0).reshape(u.shape[1], -1)
+        u4, u4_se = universality.batch_statistic(u, universality.binder_cumulant, n_batches=8)
+        assert abs(u4 + 4 / 27) < 4 * u4_se + 0.02, (u4, u4_se)
+        # the diagonal elements of the same pairs have no repulsion: Gaussian, U4 = 0
+        paired = np.isin(np.round(res.kappa, 8), np.round(levels, 8))
+        d = res.modes[..., paired] - res.modes[..., paired].mean(axis=(0, 1))
+        d = np.moveaxis(d / d.std(axis=(0, 1)), 1, 0).reshape(d.shape[1], -1)
+        d4, d4_se = universality.batch_statistic(d, universality.binder_cumulant, n_batches=8)
+        assert abs(d4) < 4 * d4_se + 0.02 and d4 - u4 > 0.08, (d4, d4_se, u4)
 
 
 # ---------------------------------------------------------------- checkpoint D-3

@@ -1,4 +1,4 @@
-r"""Dyson Brownian motion of symmetric matrices and its stationary Coulomb gas.
+r"""Dyson Brownian motion of symmetric matrices, its stationary Coulomb gas, and the Wishart process of Gram matrices.
 
 A symmetric :math:`n\times n` matrix follows the matrix Ornstein-Uhlenbeck process
 
@@ -16,6 +16,10 @@ Its eigenvalues perform Dyson Brownian motion (Dyson index :math:`\beta=1`),
 and the stationary law is the Coulomb gas
 :math:`P\propto\prod_{i<j}|\lambda_i-\lambda_j|\prod_ie^{-\theta\lambda_i^2/2s^2}`, i.e. the GOE with off-diagonal
 variance :math:`s^2/2\theta`, whose eigenvalue density tends to the semicircle of variance :math:`ns^2/2\theta`.
+
+For a rectangular :math:`W\in\mathbb R^{m\times n}` with :math:`dW=s\,dB_t`, the eigenvalues of the Gram matrix
+:math:`W^\top W` follow the Wishart (Bru) process instead (:func:`wishart_process`, :func:`wishart_drift`):
+multiplicative noise :math:`2s\sqrt{x_i}` and interaction :math:`s^2(x_i+x_j)/(x_i-x_j)`.
 
 Shapes: a matrix ``h0`` of shape ``(n, n)`` or a batch ``(m, n, n)``; eigenvalue paths have shape
 ``(n_steps + 1, n)`` or ``(n_steps + 1, m, n)``, sorted increasingly at each time.
@@ -45,6 +49,8 @@ __all__ = [
     "coulomb_gas_log_weight",
     "stationary_entry_variance",
     "stationary_density",
+    "wishart_process",
+    "wishart_drift",
 ]
 
 
@@ -176,19 +182,31 @@ def dyson_drift(lam, theta=0.0, s=1.0):
     >>> dyson_drift([-1.0, 1.0]).tolist()
     [-0.5, 0.5]
     """
-    lam = check_array(lam, "lam")
-    if lam.ndim not in (1, 2):
-        raise ValueError(f"lam must be 1-D or 2-D, got shape {lam.shape}")
+    lam = _spectrum(lam, "lam")
     theta = check_nonnegative(theta, "theta")
     s = check_positive(s, "s")
-    diff = lam[..., :, None] - lam[..., None, :]
-    n = lam.shape[-1]
-    off = ~np.eye(n, dtype=bool)
-    if np.any(diff[..., off] == 0):
-        raise ValueError("lam must hold distinct eigenvalues")
-    inv = np.zeros_like(diff)
-    inv[..., off] = 1.0 / diff[..., off]
-    return -theta * lam + s**2 * inv.sum(axis=-1)
+    return -theta * lam + s**2 * _pair_sum(lam, lambda a, b: 1.0)
+
+
+def _spectrum(lam, name):
+    """A 1-D or 2-D array of eigenvalues, each spectrum with distinct entries."""
+    lam = check_array(lam, name)
+    if lam.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D or 2-D, got shape {lam.shape}")
+    if np.any(np.diff(np.sort(lam, axis=-1), axis=-1) == 0):
+        raise ValueError(f"{name} must hold distinct eigenvalues")
+    return lam
+
+
+def _pair_sum(lam, numerator):
+    """sum_{j != i} numerator(lam_i, lam_j) / (lam_i - lam_j) along the last axis."""
+    a, b = lam[..., :, None], lam[..., None, :]
+    off = ~np.eye(lam.shape[-1], dtype=bool)
+    terms = np.zeros(np.broadcast_shapes(a.shape, b.shape))
+    num = np.broadcast_to(numerator(a, b), terms.shape)
+    diff = np.broadcast_to(a - b, terms.shape)
+    terms[..., off] = num[..., off] / diff[..., off]
+    return terms.sum(axis=-1)
 
 
 def coulomb_gas_log_weight(lam, theta=1.0, s=1.0):
@@ -267,3 +285,96 @@ def stationary_density(x, n, theta=1.0, s=1.0):
     """
     n = check_positive_int(n, "n")
     return semicircle_density(x, var=n * stationary_entry_variance(theta, s))
+
+
+def wishart_process(w0, t_max, n_steps, rng=None, s=1.0):
+    r"""Brownian motion :math:`dW=s\,dB_t` of a rectangular matrix and the eigenvalues of :math:`X=W^\top W`.
+
+    Each step adds independent :math:`N(0,s^2\Delta t)` entries to :math:`W\in\mathbb R^{m\times n}`; the
+    increments are exact, so the eigenvalues of :math:`W^\top W` at the grid times have the law of the
+    Wishart (Bru) process of :func:`wishart_drift` for any step size. From :math:`W_0=0`,
+    :math:`X_t/(mts^2)` is a white Wishart matrix, whose spectrum tends to the Marchenko-Pastur law of
+    ratio :math:`n/m`.
+
+    Parameters
+    ----------
+    w0 : array_like, shape (m, n) or (b, m, n)
+        Initial matrix (or a batch of them).
+    t_max : float
+        Final time.
+    n_steps : int
+        Number of time steps.
+    rng : int, numpy.random.Generator or None
+        Randomness.
+    s : float
+        Noise scale (entry increments of variance :math:`s^2dt`).
+
+    Returns
+    -------
+    t : numpy.ndarray, shape (n_steps + 1,)
+        Times.
+    eigs : numpy.ndarray, shape (n_steps + 1, n) or (n_steps + 1, b, n)
+        Ascending eigenvalues of :math:`W^\top W` at each time.
+
+    Examples
+    --------
+    >>> t, x = wishart_process(np.zeros((2000, 3)), 1.0, 1, rng=0)
+    >>> np.round(x[-1] / 2000, 1)  # W^T W / m -> s^2 t I for m >> n
+    array([1., 1., 1.])
+    """
+    w = check_array(w0, "w0")
+    if w.ndim not in (2, 3):
+        raise ValueError(f"w0 must have shape (m, n) or (b, m, n), got {w.shape}")
+    t_max = check_positive(t_max, "t_max")
+    n_steps = check_size(n_steps, "n_steps")
+    check_allocation((n_steps + 1,) + w.shape[:-2] + w.shape[-1:], "n_steps, w0")
+    s = check_positive(s, "s")
+    rng = as_generator(rng)
+    amp = s * np.sqrt(t_max / n_steps)
+    out = np.empty((n_steps + 1,) + w.shape[:-2] + w.shape[-1:])
+    with single_threaded_blas():
+        for k in range(n_steps + 1):
+            if k:
+                w = w + amp * rng.standard_normal(w.shape)
+            out[k] = np.linalg.eigvalsh(np.swapaxes(w, -1, -2) @ w)
+    return np.linspace(0.0, t_max, n_steps + 1), out
+
+
+def wishart_drift(x, m, s=1.0):
+    r"""Drift :math:`s^2\big[m+\sum_{j\ne i}\frac{x_i+x_j}{x_i-x_j}\big]` of the eigenvalues of :math:`X=W^\top W`.
+
+    For :math:`dW=s\,dB_t` with :math:`W\in\mathbb R^{m\times n}`, :math:`m\ge n`, the eigenvalues of
+    :math:`X` obey Bru's Wishart process
+
+    .. math::
+        dx_i=s^2\Big[m+\sum_{j\ne i}\frac{x_i+x_j}{x_i-x_j}\Big]dt+2s\sqrt{x_i}\,d\beta_i ,
+
+    with independent Brownian motions :math:`\beta_i`. The drifts sum to :math:`mns^2`, the growth rate
+    of :math:`\mathbb E\operatorname{Tr}X`.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,) or (b, n)
+        Distinct positive eigenvalues.
+    m : int
+        Number of rows of :math:`W` (at least ``n``).
+    s : float
+        Noise scale.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as ``x``
+
+    Examples
+    --------
+    >>> wishart_drift([1.0, 3.0], m=2).tolist()  # 2 + (1+3)/(1-3), 2 + (3+1)/(3-1)
+    [0.0, 4.0]
+    """
+    x = _spectrum(x, "x")
+    if np.any(x <= 0):
+        raise ValueError("x must be positive (eigenvalues of a full-rank W^T W)")
+    m = check_positive_int(m, "m")
+    if m < x.shape[-1]:
+        raise ValueError(f"m must be at least n = {x.shape[-1]} (the number of eigenvalues), got {m}")
+    s = check_positive(s, "s")
+    return s**2 * (m + _pair_sum(x, lambda a, b: a + b))

@@ -122,12 +122,8 @@ def fokker_planck_operator(V, g2, x_grid):
 
     Parameters
     ----------
-    V : callable or array_like
-        The potential (see :func:`potential_on_grid`).
-    g2 : float
-        Noise strength :math:`g^2>0`.
-    x_grid : array_like
-        Uniform grid of interior points.
+    V, g2, x_grid
+        As in :func:`fokker_planck_potential` (uniform grid of interior points).
 
     Returns
     -------
@@ -195,12 +191,8 @@ def stationary_density(V, g2, x_grid):
 
     Parameters
     ----------
-    V : callable or array_like
-        The potential (see :func:`potential_on_grid`).
-    g2 : float
-        Noise strength :math:`g^2>0`.
-    x_grid : array_like
-        Uniform grid.
+    V, g2, x_grid
+        As in :func:`fokker_planck_potential` (uniform grid).
 
     Returns
     -------
@@ -238,12 +230,8 @@ def fokker_planck_mean(V, g2, x_grid, x0, times, n_states=40, f=None):
 
     Parameters
     ----------
-    V : callable or array_like
-        The potential (see :func:`potential_on_grid`).
-    g2 : float
-        Noise strength :math:`g^2>0`.
-    x_grid : array_like
-        Uniform grid of interior points.
+    V, g2, x_grid
+        As in :func:`fokker_planck_potential` (uniform grid of interior points).
     x0 : float
         Starting point, inside the grid.
     times : array_like

@@ -16,9 +16,11 @@ The model has visible units :math:`\phi\in\mathbb R^{N_v}`, hidden units :math:`
   the positive phase of the gradient is the exact target correlator :math:`(K^{\rm target})^{-1}`;
 * one "epoch" of persistent contrastive divergence (PCD) is one update of ``W``.
 
-With :math:`\sigma_h=1`, the eigenvalue drift of a mode is :math:`2\alpha K_i(x)` per update, with
-:math:`K_i(x)=x\,(1/\kappa_i-1/(\mu^2-x))` and fixed point :math:`x_i^*=\mu^2-\kappa_i`; the stationary
-variance under mini-batch noise is :math:`2(\alpha/|\mathcal B|)(\mu^2-\kappa_i)` to leading order.
+With :math:`\sigma_h=1`, the drift of a mode (the diagonal element :math:`X_{ii}` in the target eigenbasis) is
+:math:`2\alpha F_i(x)` per update, with :math:`F_i(x)=x\,(1/\kappa_i-1/(\mu^2-x))` and fixed point
+:math:`x_i^*=\mu^2-\kappa_i`; its stationary variance under mini-batch noise is
+:math:`2(\alpha/|\mathcal B|)(\mu^2-\kappa_i)` to leading order. The two eigenvalues of a degenerate pair have
+the same width parameter but the two-mode law (:func:`rbm_pair_eigenvalues`).
 
 Used in: Chapter 4 (notebooks ``03_gaussian_rbm`` and ``04_fokker_planck``).
 """
@@ -53,6 +55,7 @@ __all__ = [
     "train_rbm_exact",
     "PCDTrajectory",
     "train_rbm_pcd",
+    "rbm_pair_eigenvalues",
 ]
 
 
@@ -191,6 +194,15 @@ def _check_kappa(kappa):
     return check_array(kappa, "kappa", positive=True)
 
 
+def _check_learnable(kappa, mu2):
+    """kappa (positive) and mu2, with every kappa below mu2 (each mode has a fixed point)."""
+    kappa = _check_kappa(kappa)
+    mu2 = check_positive(mu2, "mu2")
+    if np.any(kappa >= mu2):
+        raise ValueError("mu2 must exceed every kappa (no fixed point otherwise)")
+    return kappa, mu2
+
+
 def rbm_fixed_points(kappa, mu2):
     r"""Fixed points :math:`x^*=\max(\mu^2-\kappa,0)` of the eigenvalue drift.
 
@@ -220,9 +232,10 @@ def rbm_fixed_points(kappa, mu2):
 
 
 def rbm_drift(x, kappa, mu2):
-    r"""Eigenvalue drift :math:`K(x)=x\,\big(1/\kappa-1/(\mu^2-x)\big)` (:math:`\sigma_h=1`).
+    r"""Mode drift :math:`F(x)=x\,\big(1/\kappa-1/(\mu^2-x)\big)` (:math:`\sigma_h=1`).
 
-    One PCD update moves an eigenvalue of :math:`X=WW^\top` by :math:`2\alpha K(x)` on average.
+    One PCD update moves a diagonal element :math:`X_{ii}` of :math:`X=WW^\top` in the target eigenbasis by
+    :math:`2\alpha F(x)` on average (an eigenvalue, when :math:`X` is diagonal in that basis).
 
     Parameters
     ----------
@@ -251,16 +264,14 @@ def rbm_drift(x, kappa, mu2):
 
 
 def rbm_potential(x, kappa, mu2):
-    r"""Potential :math:`V(x)=-\frac{x^2}{2\kappa}-x-\mu^2\log(\mu^2-x)` with :math:`V'=-K`.
+    r"""Potential :math:`V(x)=-\frac{x^2}{2\kappa}-x-\mu^2\log(\mu^2-x)` with :math:`V'=-F`.
 
     Parameters
     ----------
     x : array_like
         Points below :math:`\mu^2` (the potential is also defined for :math:`x<0`).
-    kappa : float
-        Target eigenvalue, positive.
-    mu2 : float
-        Visible mass, positive.
+    kappa, mu2 : float
+        As in :func:`rbm_drift` (a single target eigenvalue).
 
     Returns
     -------
@@ -298,15 +309,12 @@ def rbm_curvature(kappa, mu2):
     >>> rbm_curvature([4.0, 8.0], 9.0)
     array([0.3125  , 0.015625])
     """
-    kappa = _check_kappa(kappa)
-    mu2 = check_positive(mu2, "mu2")
-    if np.any(kappa >= mu2):
-        raise ValueError("mu2 must exceed every kappa (no fixed point otherwise)")
+    kappa, mu2 = _check_learnable(kappa, mu2)
     return (mu2 - kappa) / kappa**2
 
 
 def rbm_stationary_variance(kappa, mu2, lr, batch, k=None):
-    r"""Stationary variance of a learned eigenvalue under PCD mini-batch noise (:math:`\sigma_h=1`).
+    r"""Stationary variance of a learned diagonal element :math:`X_{ii}` under PCD mini-batch noise (:math:`\sigma_h=1`).
 
     Leading order (``k=None``): :math:`\operatorname{Var}x=2(\alpha/|\mathcal B|)(\mu^2-\kappa)`, which
     depends on :math:`\alpha` and :math:`|\mathcal B|` only through their ratio.
@@ -322,10 +330,8 @@ def rbm_stationary_variance(kappa, mu2, lr, batch, k=None):
 
     Parameters
     ----------
-    kappa : array_like
-        Target eigenvalues, each below ``mu2``.
-    mu2 : float
-        Visible mass.
+    kappa, mu2
+        As in :func:`rbm_curvature` (every ``kappa`` below ``mu2``).
     lr : float
         Learning rate :math:`\alpha>0`.
     batch : int
@@ -344,12 +350,9 @@ def rbm_stationary_variance(kappa, mu2, lr, batch, k=None):
     >>> np.round(rbm_stationary_variance([4.0, 8.0], 9.0, 0.1, 16, k=3), 5)
     array([0.06817, 0.01252])
     """
-    kappa = _check_kappa(kappa)
-    mu2 = check_positive(mu2, "mu2")
+    kappa, mu2 = _check_learnable(kappa, mu2)
     lr = check_positive(lr, "lr")
     batch = check_positive_int(batch, "batch")
-    if np.any(kappa >= mu2):
-        raise ValueError("mu2 must exceed every kappa (no fixed point otherwise)")
     x_star = mu2 - kappa
     if k is None:
         return 2.0 * lr / batch * x_star
@@ -398,14 +401,11 @@ def rbm_learning_bias(kappa, mu2, lr, batch):
     >>> np.round(rbm_learning_bias([4.0, 6.0, 6.0, 8.0], 9.0, 0.1, 16), 4)
     array([-0.0383, -0.0336, -0.0336, -0.0312])
     """
-    kappa = _check_kappa(kappa)
+    kappa, mu2 = _check_learnable(kappa, mu2)
     if kappa.ndim != 1:
         raise ValueError(f"kappa must be 1-D, got shape {kappa.shape}")
-    mu2 = check_positive(mu2, "mu2")
     lr = check_positive(lr, "lr")
     batch = check_positive_int(batch, "batch")
-    if np.any(kappa >= mu2):
-        raise ValueError("mu2 must exceed every kappa (no fixed point otherwise)")
     x = mu2 - kappa
     weight = (1.0 + np.eye(kappa.size)) / kappa[None, :]
     bracket = mu2 * (x[:, None] + x[None, :]) - kappa[:, None] * x[None, :]
@@ -479,6 +479,14 @@ def _check_target(K_target, mu2):
     return K, kappa, U
 
 
+def _check_training(K_target, n_h, mu2, lr, steps, sigma_h, w_std):
+    """The arguments shared by the two trainers; the target as (K, kappa, U)."""
+    mu2 = check_positive(mu2, "mu2")
+    target = _check_target(K_target, mu2)
+    return (target, check_size(n_h, "n_h"), mu2, check_positive(lr, "lr"), check_size(steps, "steps"),
+            check_positive(sigma_h, "sigma_h"), check_positive(w_std, "w_std"))
+
+
 def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=0.1):
     r"""Train the Gaussian RBM with the exact (mean-field) gradient.
 
@@ -516,13 +524,8 @@ def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=
     >>> np.round(rbm_model_spectrum(W, 9.0), 2)
     array([4., 5., 5., 7., 7., 8.])
     """
-    mu2 = check_positive(mu2, "mu2")
-    K, _, _ = _check_target(K_target, mu2)
-    n_h = check_size(n_h, "n_h")
-    lr = check_positive(lr, "lr")
-    steps = check_size(steps, "steps")
-    sigma_h = check_positive(sigma_h, "sigma_h")
-    w_std = check_positive(w_std, "w_std")
+    (K, _, _), n_h, mu2, lr, steps, sigma_h, w_std = _check_training(
+        K_target, n_h, mu2, lr, steps, sigma_h, w_std)
     rng = as_generator(rng)
     n_v = K.shape[0]
     C_target = np.linalg.inv(K)
@@ -558,6 +561,9 @@ class PCDTrajectory(NamedTuple):
         Ascending target eigenvalues; their eigenvectors :math:`u_i` define ``modes``.
     W : ndarray, shape (n_seeds, n_v, n_h)
         Final weights.
+    gram : ndarray, shape (n_rec, n_seeds, n_v, n_v)
+        The whole matrix :math:`U^\\top XU` in the target eigenbasis (``modes`` is its diagonal); input of
+        :func:`rbm_pair_eigenvalues`.
     """
 
     steps: np.ndarray
@@ -565,6 +571,7 @@ class PCDTrajectory(NamedTuple):
     modes: np.ndarray
     kappa: np.ndarray
     W: np.ndarray
+    gram: np.ndarray
 
 
 def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, sigma_h=1.0,
@@ -579,12 +586,8 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
 
     Parameters
     ----------
-    K_target : array_like, shape (n_v, n_v)
-        Symmetric positive-definite target kernel; ``mu2`` must exceed its smallest eigenvalue.
-    n_h : int
-        Number of hidden units.
-    mu2 : float
-        Visible mass.
+    K_target, n_h, mu2
+        As in :func:`train_rbm_exact`: target kernel, number of hidden units, visible mass.
     lr : float
         Learning rate :math:`\alpha`.
     batch : int
@@ -623,16 +626,11 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
     >>> np.round(res.modes[-1].mean(axis=0), 1)  # near mu2 - kappa = 5, 3, 3, 1, slightly below
     array([5. , 2.9, 2.9, 0.8])
     """
-    mu2 = check_positive(mu2, "mu2")
-    K, kappa, U = _check_target(K_target, mu2)
-    n_h = check_size(n_h, "n_h")
-    lr = check_positive(lr, "lr")
+    (K, kappa, U), n_h, mu2, lr, steps, sigma_h, w_std = _check_training(
+        K_target, n_h, mu2, lr, steps, sigma_h, w_std)
     batch = check_size(batch, "batch")
-    steps = check_size(steps, "steps")
     n_seeds = check_size(n_seeds, "n_seeds")
     k = check_positive_int(k, "k")
-    sigma_h = check_positive(sigma_h, "sigma_h")
-    w_std = check_positive(w_std, "w_std")
     rng = as_generator(rng)
     n_v = K.shape[0]
     if record_steps is None:
@@ -668,12 +666,13 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
         phi = rng.standard_normal((n_seeds, batch, n_v)) @ L.transpose(0, 2, 1)
 
     eigs = np.empty((record_steps.size, n_seeds, n_h))
-    modes = np.empty((record_steps.size, n_seeds, n_v))
+    gram = np.empty((record_steps.size, n_seeds, n_v, n_v))
     rec = 0
 
     def record(W, rec):
         eigs[rec] = np.linalg.eigvalsh(W.transpose(0, 2, 1) @ W)
-        modes[rec] = np.sum((U.T @ W) ** 2, axis=-1)
+        UW = U.T @ W
+        gram[rec] = UW @ UW.transpose(0, 2, 1)
 
     if record_steps[0] == 0:
         record(W, 0)
@@ -692,4 +691,61 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
                 rec += 1
     if not np.all(np.isfinite(W)):
         raise FloatingPointError("PCD training diverged: reduce lr or increase mu2")
-    return PCDTrajectory(record_steps, eigs, modes, kappa, W)
+    modes = np.diagonal(gram, axis1=-2, axis2=-1).copy()
+    return PCDTrajectory(record_steps, eigs, modes, kappa, W, gram)
+
+
+def rbm_pair_eigenvalues(gram, kappa, rtol=1e-8):
+    r"""Eigenvalues of :math:`X` compressed to each doubly degenerate target level.
+
+    For a level :math:`\kappa_i=\kappa_{i+1}` with target eigenvectors :math:`u_i,u_{i+1}`, returns the two
+    eigenvalues of the :math:`2\times2` block :math:`[u_a^\top Xu_b]_{a,b\in\{i,i+1\}}`. They do not depend on
+    which orthonormal basis of the level the eigensolver chose, and they are the pair's eigenvalues of
+    :math:`X` up to its coupling to the other levels (second order in the off-block elements).
+    Non-degenerate levels are skipped; a level of multiplicity above two is an error.
+
+    Parameters
+    ----------
+    gram : array_like, shape (..., n_v, n_v)
+        :math:`U^\top XU` in the target eigenbasis, columns in the order of ``kappa`` (e.g.
+        ``PCDTrajectory.gram``).
+    kappa : array_like, shape (n_v,)
+        Ascending target eigenvalues.
+    rtol : float
+        Relative tolerance for two ``kappa`` to count as degenerate.
+
+    Returns
+    -------
+    levels : ndarray, shape (n_pairs,)
+        The degenerate target eigenvalues, ascending.
+    pairs : ndarray, shape (..., n_pairs, 2)
+        Ascending eigenvalues of each block.
+
+    Examples
+    --------
+    >>> kappa = np.array([4.0, 5.0, 5.0])
+    >>> gram = np.array([[5.0, 0.0, 0.0], [0.0, 4.0, 1.0], [0.0, 1.0, 4.0]])
+    >>> levels, pairs = rbm_pair_eigenvalues(gram, kappa)
+    >>> levels, pairs
+    (array([5.]), array([[3., 5.]]))
+    """
+    kappa = _check_kappa(kappa)
+    if kappa.ndim != 1 or kappa.size < 2:
+        raise ValueError(f"kappa must be 1-D with at least 2 entries, got shape {kappa.shape}")
+    if np.any(np.diff(kappa) < 0):
+        raise ValueError("kappa must be ascending")
+    rtol = check_positive(rtol, "rtol")
+    G = check_array(gram, "gram")
+    n = kappa.size
+    if G.ndim < 2 or G.shape[-2:] != (n, n):
+        raise ValueError(f"gram must have shape (..., {n}, {n}), got {G.shape}")
+    same = np.isclose(kappa[1:], kappa[:-1], rtol=rtol, atol=0.0)
+    if np.any(same[1:] & same[:-1]):
+        raise ValueError("kappa has a level of multiplicity above two")
+    first = np.flatnonzero(same)
+    if first.size == 0:
+        raise ValueError("kappa has no degenerate pair")
+    idx = first[:, None] + np.arange(2)  # (n_pairs, 2)
+    blocks = G[..., idx[:, :, None], idx[:, None, :]]  # (..., n_pairs, 2, 2)
+    blocks = 0.5 * (blocks + np.swapaxes(blocks, -1, -2))
+    return kappa[first].copy(), np.linalg.eigvalsh(blocks)

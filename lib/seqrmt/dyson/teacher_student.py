@@ -91,11 +91,7 @@ def teacher_student_width(lr, batch, eps, method="ar1"):
     >>> round(teacher_student_width(0.1, 16, 0.1, method="exact"), 5)
     0.00814
     """
-    lr = check_positive(lr, "lr")
-    if lr >= 2:
-        raise ValueError(f"lr must be below 2 for a stationary state, got {lr}")
-    batch = check_positive_int(batch, "batch")
-    eps = check_positive(eps, "eps")
+    lr, batch, eps = _check_sgd(lr, batch, eps)
     var = lr * eps**2 / batch
     if method == "leading":
         return float(np.sqrt(var))
@@ -123,12 +119,8 @@ def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_b
 
     Parameters
     ----------
-    lr : float
-        Learning rate :math:`\alpha\in(0,2)`.
-    batch : int
-        Batch size :math:`|\mathcal B|`.
-    eps : float
-        Scale :math:`\varepsilon` of the per-sample GOE label noise.
+    lr, batch, eps
+        As in :func:`teacher_student_width`; ``eps`` scales the per-sample GOE label noise.
     n_seeds : int
         Number of independent trainings (ensemble members), vectorised.
     rng : int, numpy.random.Generator or None
@@ -157,11 +149,7 @@ def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_b
     >>> round(float(res.final.mean()), 2)
     2.0
     """
-    lr = check_positive(lr, "lr")
-    if lr >= 2:
-        raise ValueError(f"lr must be below 2 (SGD diverges otherwise), got {lr}")
-    batch = check_positive_int(batch, "batch")
-    eps = check_positive(eps, "eps")
+    lr, batch, eps = _check_sgd(lr, batch, eps)
     n_seeds = check_size(n_seeds, "n_seeds")
     n_steps = check_size(n_steps, "n_steps")
     n_batches = check_size(n_batches, "n_batches")
@@ -190,6 +178,14 @@ def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_b
 
 
 # ---------------------------------------------------------------------------
+
+
+def _check_sgd(lr, batch, eps):
+    """Learning rate in (0, 2) (a stationary state exists), batch size and noise scale."""
+    lr = check_positive(lr, "lr")
+    if lr >= 2:
+        raise ValueError(f"lr must be below 2 (SGD has no stationary state otherwise), got {lr}")
+    return lr, check_positive_int(batch, "batch"), check_positive(eps, "eps")
 
 
 def _svals(W):

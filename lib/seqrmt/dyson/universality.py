@@ -494,16 +494,7 @@ def batch_statistic(samples, statistic, n_batches=20):
     >>> abs(u4 + 4 / 27) < 5 * se, round(se, 3)
     (True, 0.005)
     """
-    x = check_array(samples, "samples")
-    if x.ndim < 1:
-        raise ValueError("samples must have at least one axis (the members)")
-    if not callable(statistic):
-        raise ValueError(f"statistic must be callable, got {statistic!r}")
-    n_batches = check_positive_int(n_batches, "n_batches")
-    if n_batches < 2:
-        raise ValueError(f"n_batches must be at least 2, got {n_batches}")
-    if x.shape[0] < n_batches:
-        raise ValueError(f"samples must hold at least n_batches = {n_batches} rows, got {x.shape[0]}")
+    x, n_batches = _check_members(samples, statistic, n_batches, "n_batches")
     values = [float(statistic(b)) for b in np.array_split(x, n_batches)]
     se = np.std(values, ddof=1) / np.sqrt(n_batches)
     return float(statistic(x)), float(se)
@@ -521,17 +512,15 @@ def jackknife(samples, statistic, n_groups=None):
 
     Parameters
     ----------
-    samples : array_like
-        Independent members along the first axis (at least ``n_groups`` rows).
-    statistic : callable
-        Maps an array of rows to a float.
+    samples, statistic
+        As in :func:`batch_statistic` (at least ``n_groups`` rows).
     n_groups : int, optional
         Number of groups (at least 2); default: one group per row.
 
     Returns
     -------
     value, se : float
-        The statistic of all rows and its standard error.
+        As in :func:`batch_statistic`.
 
     Examples
     --------
@@ -540,16 +529,7 @@ def jackknife(samples, statistic, n_groups=None):
     >>> round(se, 3), round(float(x.mean(axis=1).std(ddof=1)) / 20, 3)
     (0.029, 0.029)
     """
-    x = check_array(samples, "samples")
-    if x.ndim < 1:
-        raise ValueError("samples must have at least one axis (the members)")
-    if not callable(statistic):
-        raise ValueError(f"statistic must be callable, got {statistic!r}")
-    n_groups = x.shape[0] if n_groups is None else check_positive_int(n_groups, "n_groups")
-    if n_groups < 2:
-        raise ValueError(f"n_groups must be at least 2, got {n_groups}")
-    if x.shape[0] < n_groups:
-        raise ValueError(f"samples must hold at least n_groups = {n_groups} rows, got {x.shape[0]}")
+    x, n_groups = _check_members(samples, statistic, n_groups, "n_groups")
     groups = np.array_split(np.arange(x.shape[0]), n_groups)
     values = np.array([float(statistic(np.delete(x, g, axis=0))) for g in groups])
     se = np.sqrt((n_groups - 1) / n_groups * np.sum((values - values.mean()) ** 2))
@@ -557,6 +537,21 @@ def jackknife(samples, statistic, n_groups=None):
 
 
 # ---------------------------------------------------------------------------
+
+
+def _check_members(samples, statistic, n_groups, name):
+    """Rows of independent members, a callable statistic and 2 <= n_groups <= rows (None: one per row)."""
+    x = check_array(samples, "samples")
+    if x.ndim < 1:
+        raise ValueError("samples must have at least one axis (the members)")
+    if not callable(statistic):
+        raise ValueError(f"statistic must be callable, got {statistic!r}")
+    n_groups = x.shape[0] if n_groups is None else check_positive_int(n_groups, name)
+    if n_groups < 2:
+        raise ValueError(f"{name} must be at least 2, got {n_groups}")
+    if x.shape[0] < n_groups:
+        raise ValueError(f"samples must hold at least {name} = {n_groups} rows, got {x.shape[0]}")
+    return x, n_groups
 
 
 def _finite(x, name):
