@@ -296,7 +296,7 @@ def masked_ridge_theory(Sigma, n, lam, tol=1e-12, max_iter=200):
     lam_a = np.asarray(lam, dtype=float)
     zeta = np.asarray(de.zeta)
     test = np.mean(de.diag_sigma / de.diag**2, axis=-1) / (1.0 - zeta)
-    lam_b = lam_a[..., None] if lam_a.ndim else lam_a
+    lam_b = lam_a.ravel()[:, None] if lam_a.ndim else lam_a
     train = np.mean((de.diag + lam_b * de.diag_prime) / de.diag**2, axis=-1)
     if lam_a.ndim == 0:
         return MaskedRidgeTheory(float(test), float(train), float(de.delta), float(de.zeta))
