@@ -144,6 +144,21 @@ REGISTRY = {
     "rmt.loglog_fit": dict(x=np.array([1.0, 10.0]), y=np.array([1.0, 0.1]), y_se=np.array([0.1, 0.01])),
     "rmt.ks_distance": dict(samples=np.zeros(4), cdf=lambda x: (x >= 0).astype(float),
                             _ok="samples:neg samples:zero samples:ndim"),
+    # rmt.ridge_resolvent_de (appended for Chapter 5.1, masked regression)
+    "rmt.ridge_resolvent_de": dict(Sigma=np.array([[1.0, 0.5], [0.5, 1.0]]), n=5, lam=0.1),
+    # ---------------------------------------------------------------- frontiers.masked (5.1)
+    "frontiers.masked.ar1_covariance": dict(d=4, r=0.5),
+    "frontiers.masked.masked_predictor": dict(C=np.array([[1.0, 0.5], [0.5, 1.0]]), lam=0.1),
+    "frontiers.masked.masked_ridge": dict(X=np.random.default_rng(0).standard_normal((6, 3)),
+                                          lam=0.1),
+    "frontiers.masked.masked_ridge_errors": dict(
+        X=np.random.default_rng(0).standard_normal((6, 3)), lam=0.1, Sigma=np.eye(3)),
+    "frontiers.masked.masked_ridge_theory": dict(Sigma=np.eye(3), n=5, lam=0.1),
+    "frontiers.masked.isotropic_masked_errors": dict(gamma=0.5, lam=0.1),
+    "frontiers.masked.masked_population_error": dict(Sigma=np.array([[1.0, 0.5], [0.5, 1.0]])),
+    "frontiers.masked.masked_ridge_spectrum": dict(
+        X=np.random.default_rng(0).standard_normal((6, 3)), lam=0.1),
+    "frontiers.masked.spiked_masked_top": dict(theta=2.0, gamma=0.5, lam=0.5),
     # ---------------------------------------------------------------- lgm
     "lgm.softmax_distributions": dict(k=3, c=4, rho=0.9, rng=0),
     "lgm.expected_softmax_sq_norm": dict(k=3, rho=0.9, n_nodes=10),
@@ -540,6 +555,9 @@ EXEMPT = {
         "dyson.teacher_student.TeacherStudentResult", "dyson.rbm.PCDTrajectory",
         "dyson.weight_spectra.MPBulkFit", "dyson.weight_spectra.PowerLawFit",
         "nanogpt.TrainResult", "data.CharDataset",
+        # Chapter 5.1 (masked regression)
+        "rmt.RidgeResolventDE", "frontiers.masked.MaskedRidgeErrors",
+        "frontiers.masked.MaskedRidgeTheory",
     ], "result container (a record filled by library functions)"),
     # exception types
     **dict.fromkeys([

@@ -49,6 +49,8 @@ __all__ = [
     "trace_lemma_gap",
     "ks_distance",
     "loglog_fit",
+    "RidgeResolventDE",
+    "ridge_resolvent_de",
 ]
 
 
@@ -860,3 +862,120 @@ def loglog_fit(x, y, y_se):
         raise ValueError("x must hold at least two distinct values (a slope needs a spread)")
     w = u / np.sum(u**2)
     return float(np.sum(w * np.log(y))), float(np.sqrt(np.sum(w**2 * (y_se / y) ** 2)))
+
+
+# ---------------------------------------------------------------------------
+# Ridge resolvent for a general covariance: the diagonal and its lambda-derivative
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RidgeResolventDE:
+    r"""Deterministic equivalent of :math:`R=(S+\lambda I)^{-1}` for a general :math:`\Sigma`.
+
+    Returned by :func:`ridge_resolvent_de`. With ``k`` ridges the scalars have shape ``(k,)`` and
+    the diagonals shape ``(k, d)`` (a scalar ridge drops the first axis).
+
+    Attributes
+    ----------
+    delta : float or numpy.ndarray
+        :math:`\delta=\frac1n\operatorname{Tr}\Sigma\bar R`.
+    zeta : float or numpy.ndarray
+        :math:`\zeta=\frac{\operatorname{Tr}(\Sigma\bar R\Sigma\bar R)}{n(1+\delta)^2}<1`.
+    delta_prime : float or numpy.ndarray
+        :math:`d\delta/d\lambda=-\frac{\operatorname{Tr}(\Sigma\bar R^2)/n}{1-\zeta}`.
+    diag : numpy.ndarray
+        :math:`\bar R_{kk}` in the basis in which :math:`\Sigma` was given.
+    diag_sigma : numpy.ndarray
+        :math:`[\bar R\Sigma\bar R]_{kk}`.
+    diag_prime : numpy.ndarray
+        :math:`\frac{d}{d\lambda}\bar R_{kk}`, differentiating :math:`\delta(\lambda)` too.
+    """
+
+    delta: object
+    zeta: object
+    delta_prime: object
+    diag: np.ndarray
+    diag_sigma: np.ndarray
+    diag_prime: np.ndarray
+
+
+def _check_covariance(Sigma, name="Sigma"):
+    """Symmetric positive semi-definite 2-D array, returned with its eigendecomposition."""
+    S = check_array(Sigma, name, ndim=2)
+    if S.shape[0] != S.shape[1]:
+        raise ValueError(f"{name} must be square, got shape {S.shape}")
+    if not np.allclose(S, S.T, rtol=1e-10, atol=1e-12 * max(1.0, float(np.abs(S).max()))):
+        raise ValueError(f"{name} must be symmetric")
+    with single_threaded_blas():
+        s, U = np.linalg.eigh((S + S.T) / 2)
+    if s[0] < -1e-10 * max(1.0, s[-1]):
+        raise ValueError(f"{name} must be positive semi-definite, got eigenvalue {s[0]:.3g}")
+    return S, np.clip(s, 0.0, None), U
+
+
+def ridge_resolvent_de(Sigma, n, lam, tol=1e-12, max_iter=200):
+    r"""Diagonal of the ridge resolvent's deterministic equivalent, and its :math:`\lambda`-derivative.
+
+    For :math:`x_i\sim N(0,\Sigma)`, :math:`S=\frac1n\sum_ix_ix_i^\top` and
+    :math:`R=(S+\lambda I)^{-1}`, the equivalent is
+    :math:`\bar R=(\Sigma/(1+\delta)+\lambda I)^{-1}` with :math:`\delta` from :func:`solve_delta`.
+    This returns its diagonal :math:`\bar R_{kk}` *in the basis in which* :math:`\Sigma` *is given*
+    (computed as ``(U**2) @ rbar`` from one eigendecomposition), the diagonal of
+    :math:`\bar R\Sigma\bar R`, the scalar
+
+    .. math::
+        \zeta=\frac{\operatorname{Tr}(\Sigma\bar R\Sigma\bar R)}{n(1+\delta)^2},
+
+    which gives :math:`R\Sigma R\simeq\bar R\Sigma\bar R/(1-\zeta)`, and the exact derivative
+    with respect to :math:`\lambda` of :math:`\bar R_{kk}`, including that of :math:`\delta`:
+
+    .. math::
+        \delta'=-\frac{\frac1n\operatorname{Tr}(\Sigma\bar R^2)}{1-\zeta},\qquad
+        \frac{d\bar r_j}{d\lambda}=-\bar r_j^2\Big(1-\frac{s_j\delta'}{(1+\delta)^2}\Big),
+
+    with :math:`s_j` the eigenvalues of :math:`\Sigma` and :math:`\bar r_j=1/(s_j/(1+\delta)+\lambda)`.
+    (Differentiate :math:`\delta=\frac1n\sum_js_j\bar r_j` and solve for :math:`\delta'`.)
+
+    Parameters
+    ----------
+    Sigma : array_like, shape (d, d)
+        Population covariance (symmetric, positive semi-definite).
+    n : int
+        Number of samples.
+    lam : float or array_like
+        Ridge(s) :math:`\lambda>0`.
+    tol, max_iter
+        Passed to :func:`solve_delta`.
+
+    Returns
+    -------
+    RidgeResolventDE
+
+    Examples
+    --------
+    >>> de = ridge_resolvent_de(np.eye(400), 800, 0.1)
+    >>> round(float(de.delta), 5)  # = ridge_delta(0.5, 0.1)
+    0.74166
+    >>> bool(np.allclose(de.diag, 2 * de.delta))  # Sigma = I: R_kk = (n/d) delta
+    True
+    """
+    _, s, U = _check_covariance(Sigma)
+    n = check_positive_int(n, "n")
+    lam_a = check_array(lam, "lam", positive=True)
+    lams = lam_a.ravel()
+    delta = np.atleast_1d(solve_delta(s, n, lams, tol=tol, max_iter=max_iter))
+    rbar = 1.0 / (s[None, :] / (1.0 + delta[:, None]) + lams[:, None])  # (k, d)
+    zeta = np.sum(s**2 * rbar**2, axis=1) / (n * (1.0 + delta) ** 2)
+    delta_prime = -np.sum(s * rbar**2, axis=1) / n / (1.0 - zeta)
+    drbar = -(rbar**2) * (1.0 - s[None, :] * (delta_prime / (1.0 + delta) ** 2)[:, None])
+    U2 = U**2
+    out = RidgeResolventDE(
+        delta=delta, zeta=zeta, delta_prime=delta_prime, diag=rbar @ U2.T,
+        diag_sigma=(rbar**2 * s) @ U2.T, diag_prime=drbar @ U2.T,
+    )
+    if lam_a.ndim == 0:
+        return RidgeResolventDE(*(float(v[0]) if v.ndim == 1 else v[0] for v in
+                                  (out.delta, out.zeta, out.delta_prime, out.diag,
+                                   out.diag_sigma, out.diag_prime)))
+    return out

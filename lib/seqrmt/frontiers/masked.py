@@ -1,0 +1,468 @@
+r"""Masked-token (leave-one-coordinate-out) ridge regression (Chapter 5.1).
+
+Each coordinate :math:`k` of a sequence :math:`x\in\mathbb R^d` is predicted from the other
+:math:`d-1` by ridge regression; stacking the :math:`d` predictors gives the zero-diagonal matrix
+
+.. math::
+    \hat A=\arg\min_{A:\,A_{kk}=0}\ \frac1n\|X-XA\|_F^2+\lambda\|A\|_F^2
+    = I-R\,\operatorname{Diag}(R)^{-1},\qquad R=(S+\lambda I)^{-1},\quad S=X^\top X/n,
+
+whose column :math:`k` is the filter that predicts :math:`x_k`. With
+:math:`D=\operatorname{Diag}(R)` the residual of coordinate :math:`k` on a fresh
+:math:`x\sim N(0,\Sigma)` is :math:`(D^{-1}Rx)_k`, so the test and training errors are
+
+.. math::
+    E_{\rm gen}=\frac1d\sum_k\frac{[R\Sigma R]_{kk}}{R_{kk}^2},\qquad
+    E_{\rm train}=\frac1d\sum_k\frac{[RSR]_{kk}}{R_{kk}^2},\quad RSR=R-\lambda R^2,
+
+and both have deterministic equivalents through one ridge fixed point
+(:func:`seqrmt.rmt.ridge_resolvent_de`). The zero-mean data are never centred.
+
+Used in: Chapter 5, notebook ``01_masked_regression``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import rmt
+from .._validation import check_array, check_nonnegative, check_positive, check_size
+from ..utils import single_threaded_blas
+
+__all__ = [
+    "ar1_covariance",
+    "masked_predictor",
+    "masked_ridge",
+    "MaskedRidgeErrors",
+    "masked_ridge_errors",
+    "MaskedRidgeTheory",
+    "masked_ridge_theory",
+    "isotropic_masked_errors",
+    "masked_population_error",
+    "masked_ridge_spectrum",
+    "spiked_masked_top",
+]
+
+
+def _check_data(X):
+    X = check_array(X, "X", ndim=2)
+    if X.shape[1] < 2:
+        raise ValueError(f"X must have at least two columns (coordinates), got shape {X.shape}")
+    return X
+
+
+def ar1_covariance(d, r):
+    r"""Covariance :math:`\Sigma_{ij}=r^{|i-j|}` of a stationary AR(1) sequence of length ``d``.
+
+    The sequence :math:`x_{t+1}=rx_t+\sqrt{1-r^2}\,\varepsilon_t` with unit marginal variance.
+    Its precision matrix is tridiagonal: :math:`[\Sigma^{-1}]_{kk}=(1+r^2)/(1-r^2)` inside,
+    :math:`1/(1-r^2)` at both ends, and :math:`-r/(1-r^2)` next to the diagonal.
+
+    Parameters
+    ----------
+    d : int
+        Sequence length (``d >= 2``).
+    r : float
+        Correlation, :math:`|r|<1`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d)
+
+    Examples
+    --------
+    >>> ar1_covariance(3, 0.5)
+    array([[1.  , 0.5 , 0.25],
+           [0.5 , 1.  , 0.5 ],
+           [0.25, 0.5 , 1.  ]])
+    """
+    d = check_size(d, "d", minimum=2)
+    if d > 20_000:
+        raise ValueError(f"d must be at most 20000 (a dense d x d matrix), got {d}")
+    r = float(check_array(r, "r", ndim=0))
+    if not abs(r) < 1:
+        raise ValueError(f"r must satisfy |r| < 1, got {r}")
+    lag = np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
+    return np.power(r, lag)
+
+
+def masked_predictor(C, lam=0.0):
+    r"""The masked (zero-diagonal) ridge predictor :math:`I-R\operatorname{Diag}(R)^{-1}` of a covariance.
+
+    For :math:`R=(C+\lambda I)^{-1}`, column :math:`k` of the result holds the coefficients of the
+    ridge predictor of coordinate :math:`k` from the others under the second-moment matrix
+    :math:`C`. With ``C = X.T @ X / n`` this is :func:`masked_ridge`; with the population
+    covariance and ``lam = 0`` it is the optimal (interpolation) predictor
+    :math:`I-\Sigma^{-1}\operatorname{Diag}(\Sigma^{-1})^{-1}`.
+
+    Derivation: column :math:`k`'s stationarity condition with a multiplier :math:`\theta` for
+    :math:`a_k=0` reads :math:`(C+\lambda)a=Ce_k-\theta e_k`, so
+    :math:`a=e_k-(\lambda+\theta)Re_k`, and :math:`a_k=0` fixes :math:`\lambda+\theta=1/R_{kk}`.
+
+    Parameters
+    ----------
+    C : array_like, shape (d, d)
+        Symmetric positive semi-definite matrix.
+    lam : float
+        Ridge :math:`\lambda\ge0`; ``0`` needs a positive-definite ``C``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d)
+        Zero diagonal; column ``k`` predicts coordinate ``k``.
+
+    Examples
+    --------
+    >>> A = masked_predictor(ar1_covariance(5, 0.6))
+    >>> round(float(A[1, 2]), 4), round(float(A[3, 2]), 4), round(float(A[0, 2]), 12)  # r/(1+r^2)
+    (0.4412, 0.4412, 0.0)
+    """
+    _, s, U = rmt._check_covariance(C, "C")
+    if s.size < 2:
+        raise ValueError(f"C must be at least 2 x 2, got {s.size} x {s.size}")
+    lam = check_nonnegative(lam, "lam")
+    if s[0] + lam <= 1e-12 * max(1.0, s[-1]):
+        raise ValueError("C + lam I must be positive definite: C is singular, take lam > 0")
+    R = (U / (s + lam)) @ U.T
+    A = np.eye(s.size) - R / np.diag(R)[None, :]
+    np.fill_diagonal(A, 0.0)
+    return A
+
+
+def masked_ridge(X, lam):
+    r"""The masked-token ridge predictor :math:`\hat A=I-R\operatorname{Diag}(R)^{-1}` of data ``X``.
+
+    The minimiser of :math:`\frac1n\|X-XA\|_F^2+\lambda\|A\|_F^2` over :math:`A` with zero
+    diagonal, :math:`R=(X^\top X/n+\lambda I)^{-1}`. Column :math:`k` predicts :math:`x_k` from the
+    other coordinates: :math:`\hat x_k=\sum_{j\ne k}x_j\hat A_{jk}`. The data are not centred.
+    (sklearn's ``Ridge(alpha)`` on one column corresponds to ``alpha = n * lam``.)
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        One sequence per row.
+    lam : float
+        Ridge :math:`\lambda>0`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d, d)
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).standard_normal((50, 4))
+    >>> A = masked_ridge(X, 0.1)
+    >>> bool(np.all(np.diag(A) == 0))
+    True
+    """
+    X = _check_data(X)
+    lam = check_positive(lam, "lam")
+    with single_threaded_blas():
+        return masked_predictor(X.T @ X / X.shape[0], lam)
+
+
+@dataclass(frozen=True)
+class MaskedRidgeErrors:
+    r"""Test and training errors of one masked ridge fit (:func:`masked_ridge_errors`).
+
+    Attributes
+    ----------
+    test_error : float or numpy.ndarray
+        :math:`E_{\rm gen}=\frac1d\sum_k[R\Sigma R]_{kk}/R_{kk}^2` (exact expectation over a fresh
+        sample given the training data).
+    train_error : float or numpy.ndarray
+        :math:`E_{\rm train}=\frac1{nd}\|X-X\hat A\|_F^2`.
+    """
+
+    test_error: object
+    train_error: object
+
+
+def masked_ridge_errors(X, lam, Sigma):
+    r"""Exact test and training errors of the masked ridge predictor, for one or several ridges.
+
+    From one eigendecomposition :math:`S=U\operatorname{diag}(e)U^\top`:
+    :math:`R_{kk}=\sum_jU_{kj}^2/(e_j+\lambda)`, :math:`[RSR]_{kk}=\sum_jU_{kj}^2e_j/(e_j+\lambda)^2`
+    and :math:`[R\Sigma R]_{kk}` from :math:`U^\top\Sigma U`; no test sample is drawn.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Training sequences (rows), drawn from :math:`N(0,\Sigma)`.
+    lam : float or array_like
+        Ridge(s) :math:`\lambda>0`.
+    Sigma : array_like, shape (d, d)
+        Population covariance of the test sequences.
+
+    Returns
+    -------
+    MaskedRidgeErrors
+        Arrays with the shape of ``lam``.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(1).standard_normal((40, 5))
+    >>> err = masked_ridge_errors(X, 0.3, np.eye(5))
+    >>> A = masked_ridge(X, 0.3)
+    >>> bool(np.isclose(err.train_error, np.sum((X - X @ A)**2) / X.size))
+    True
+    >>> bool(np.isclose(err.test_error, np.sum((np.eye(5) - A)**2) / 5))  # Sigma = I
+    True
+    """
+    X = _check_data(X)
+    n, d = X.shape
+    lam_a = check_array(lam, "lam", positive=True)
+    Sigma, _, _ = rmt._check_covariance(Sigma)
+    if Sigma.shape != (d, d):
+        raise ValueError(f"Sigma must have shape {(d, d)} to match X, got {Sigma.shape}")
+    with single_threaded_blas():
+        e, U = np.linalg.eigh(X.T @ X / n)
+        e = np.clip(e, 0.0, None)
+        M = U.T @ Sigma @ U
+        U2 = U**2
+        test, train = [], []
+        for lm in lam_a.ravel():
+            r = 1.0 / (e + lm)
+            Ur = U * r
+            diag_r = U2 @ r
+            test.append(np.mean(np.sum((Ur @ M) * Ur, axis=1) / diag_r**2))
+            train.append(np.mean((U2 @ (e * r**2)) / diag_r**2))
+    shape = lam_a.shape
+    test, train = np.reshape(test, shape), np.reshape(train, shape)
+    if lam_a.ndim == 0:
+        return MaskedRidgeErrors(float(test), float(train))
+    return MaskedRidgeErrors(test, train)
+
+
+@dataclass(frozen=True)
+class MaskedRidgeTheory:
+    r"""Deterministic equivalents of the masked ridge errors (:func:`masked_ridge_theory`).
+
+    Attributes
+    ----------
+    test_error : float or numpy.ndarray
+        :math:`\frac1d\sum_k[\bar R\Sigma\bar R]_{kk}/((1-\zeta)\bar R_{kk}^2)`.
+    train_error : float or numpy.ndarray
+        :math:`\frac1d\sum_k(\bar R_{kk}+\lambda\,\partial_\lambda\bar R_{kk})/\bar R_{kk}^2`.
+    delta, zeta : float or numpy.ndarray
+        The scalars of :func:`seqrmt.rmt.ridge_resolvent_de`.
+    """
+
+    test_error: object
+    train_error: object
+    delta: object
+    zeta: object
+
+
+def masked_ridge_theory(Sigma, n, lam, tol=1e-12, max_iter=200):
+    r"""Deterministic equivalents of the test and training errors of masked ridge regression.
+
+    With :math:`\bar R=(\Sigma/(1+\delta)+\lambda I)^{-1}`, :math:`\delta=\frac1n\operatorname{Tr}\Sigma\bar R`
+    and :math:`\zeta=\operatorname{Tr}(\Sigma\bar R\Sigma\bar R)/(n(1+\delta)^2)`,
+
+    .. math::
+        E_{\rm gen}\simeq\frac1d\sum_k\frac{[\bar R\Sigma\bar R]_{kk}}{(1-\zeta)\bar R_{kk}^2},\qquad
+        E_{\rm train}\simeq\frac1d\sum_k\frac{\bar R_{kk}+\lambda\,\partial_\lambda\bar R_{kk}}{\bar R_{kk}^2},
+
+    from :math:`u^\top Ru\simeq u^\top\bar Ru`, :math:`R\Sigma R\simeq\bar R\Sigma\bar R/(1-\zeta)`
+    and :math:`R^2=-\partial_\lambda R`; the derivative includes that of :math:`\delta(\lambda)`
+    (computed exactly by :func:`seqrmt.rmt.ridge_resolvent_de`).
+
+    Parameters
+    ----------
+    Sigma : array_like, shape (d, d)
+        Population covariance.
+    n : int
+        Number of training sequences.
+    lam : float or array_like
+        Ridge(s) :math:`\lambda>0`.
+    tol, max_iter
+        Passed to :func:`seqrmt.rmt.solve_delta`.
+
+    Returns
+    -------
+    MaskedRidgeTheory
+        Fields with the shape of ``lam``.
+
+    Examples
+    --------
+    >>> th = masked_ridge_theory(np.eye(200), 400, 0.1)
+    >>> round(th.test_error, 4), round(th.train_error, 4)
+    (1.569, 0.5173)
+    """
+    de = rmt.ridge_resolvent_de(Sigma, n, lam, tol=tol, max_iter=max_iter)
+    lam_a = np.asarray(lam, dtype=float)
+    zeta = np.asarray(de.zeta)
+    test = np.mean(de.diag_sigma / de.diag**2, axis=-1) / (1.0 - zeta)
+    lam_b = lam_a.ravel()[:, None] if lam_a.ndim else lam_a
+    train = np.mean((de.diag + lam_b * de.diag_prime) / de.diag**2, axis=-1)
+    if lam_a.ndim == 0:
+        return MaskedRidgeTheory(float(test), float(train), float(de.delta), float(de.zeta))
+    shape = lam_a.shape
+    return MaskedRidgeTheory(*(np.reshape(v, shape) for v in (test, train, de.delta, de.zeta)))
+
+
+def _mp_m_m2(gamma, lam):
+    """MP Stieltjes transform m(lam) = int dmu/(x+lam) at ratio gamma, and m2 = -dm/dlam."""
+    m = np.real(rmt.mp_stieltjes(-np.asarray(lam, dtype=float), gamma))
+    z = -np.asarray(lam, dtype=float)
+    # derivative of g from  gamma z g^2 - (1 - gamma - z) g + 1 = 0  at z = -lam
+    m2 = -(gamma * m**2 + m) / (2 * gamma * z * m - (1 - gamma - z))
+    return m, m2
+
+
+def isotropic_masked_errors(gamma, lam):
+    r"""Closed forms of the masked ridge errors for :math:`\Sigma=I`.
+
+    With :math:`m(\lambda)=\int\frac{\mu_{\rm MP}(dx)}{x+\lambda}` (ratio :math:`\gamma=d/n`) and
+    :math:`m_2=-m'(\lambda)`: :math:`E_{\rm gen}=m_2/m^2` and :math:`E_{\rm train}=(m-\lambda m_2)/m^2`.
+    Jensen's inequality gives :math:`m_2=\int(x+\lambda)^{-2}d\mu\ge m^2`, strictly since the
+    Marchenko-Pastur law is not a point mass, so :math:`E_{\rm gen}>1=E^*` for every :math:`\lambda`.
+
+    Parameters
+    ----------
+    gamma : float
+        :math:`\gamma=d/n>0`.
+    lam : float or array_like
+        Ridge(s) :math:`\lambda>0`.
+
+    Returns
+    -------
+    test_error, train_error : float or numpy.ndarray
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in isotropic_masked_errors(0.5, 0.1)]
+    [1.569, 0.5173]
+    """
+    gamma = check_positive(gamma, "gamma")
+    lam_a = check_array(lam, "lam", positive=True)
+    m, m2 = _mp_m_m2(gamma, lam_a)
+    test, train = m2 / m**2, (m - lam_a * m2) / m**2
+    if lam_a.ndim == 0:
+        return float(test), float(train)
+    return test, train
+
+
+def masked_population_error(Sigma):
+    r"""Population optimum :math:`E^*=\frac1d\sum_k1/[\Sigma^{-1}]_{kk}` of masked-token prediction.
+
+    :math:`1/[\Sigma^{-1}]_{kk}=\operatorname{Var}(x_k\mid x_{-k})` (Schur complement) is the error
+    of the best linear predictor of coordinate :math:`k` from the others; it is the limit of
+    :math:`E_{\rm gen}` as :math:`n\to\infty` and then :math:`\lambda\to0`. For AR(1) with
+    correlation :math:`r` an interior coordinate contributes :math:`(1-r^2)/(1+r^2)` and the two
+    end points :math:`1-r^2`.
+
+    Parameters
+    ----------
+    Sigma : array_like, shape (d, d)
+        Positive-definite covariance.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(masked_population_error(ar1_covariance(200, 0.6)), 4)
+    0.4723
+    """
+    _, s, U = rmt._check_covariance(Sigma)
+    if s.size < 2:
+        raise ValueError("Sigma must be at least 2 x 2")
+    if s[0] <= 1e-12 * max(1.0, s[-1]):
+        raise ValueError("Sigma must be positive definite")
+    prec_diag = (U**2) @ (1.0 / s)
+    return float(np.mean(1.0 / prec_diag))
+
+
+def masked_ridge_spectrum(X, lam):
+    r"""Eigenvalues and right eigenvectors of the (non-symmetric) masked ridge predictor.
+
+    :math:`\hat A=I-RD^{-1}` is similar to the symmetric :math:`B=I-D^{-1/2}RD^{-1/2}`:
+    :math:`\hat A=D^{1/2}BD^{-1/2}`, so its eigenvalues are real and a right eigenvector is
+    :math:`D^{1/2}w` for an eigenvector :math:`w` of :math:`B`.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Training sequences.
+    lam : float
+        Ridge :math:`\lambda>0`.
+
+    Returns
+    -------
+    eigenvalues : numpy.ndarray, shape (d,)
+        In decreasing order.
+    vectors : numpy.ndarray, shape (d, d)
+        Unit-norm right eigenvectors (columns), in the same order.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(2).standard_normal((30, 6))
+    >>> ev, V = masked_ridge_spectrum(X, 0.5)
+    >>> bool(np.allclose(masked_ridge(X, 0.5) @ V, V * ev))
+    True
+    """
+    X = _check_data(X)
+    lam = check_positive(lam, "lam")
+    n, d = X.shape
+    with single_threaded_blas():
+        e, U = np.linalg.eigh(X.T @ X / n)
+        R = (U / (np.clip(e, 0.0, None) + lam)) @ U.T
+        sq = np.sqrt(np.diag(R))
+        ev, W = np.linalg.eigh(np.eye(d) - R / np.outer(sq, sq))
+    V = W[:, ::-1] * sq[:, None]
+    return ev[::-1], V / np.linalg.norm(V, axis=0)
+
+
+def spiked_masked_top(theta, gamma, lam):
+    r"""Top eigenvalue of :math:`\hat A` and overlap of its right eigenvector, spiked covariance.
+
+    For :math:`\Sigma=I+\theta uu^\top` with a delocalised unit :math:`u` every :math:`R_{kk}\to m(\lambda)`
+    (the Marchenko-Pastur Stieltjes transform at :math:`-\lambda`, ratio :math:`\gamma=d/n`), so
+    :math:`\hat A\simeq I-R/m` and an eigenvalue :math:`\ell` of :math:`S` maps to
+    :math:`1-1/(m(\ell+\lambda))`, increasing in :math:`\ell`. Hence (BBP transition)
+
+    * :math:`\theta>\sqrt\gamma`: outlier at :math:`\ell_1=(1+\theta)(1+\gamma/\theta)`, squared overlap
+      :math:`(1-\gamma/\theta^2)/(1+\gamma/\theta)` with :math:`u`;
+    * :math:`\theta\le\sqrt\gamma`: the top eigenvalue sticks to the image of the bulk edge
+      :math:`(1+\sqrt\gamma)^2`, overlap 0.
+
+    Parameters
+    ----------
+    theta : float or array_like
+        Spike strength(s) :math:`\theta\ge0`.
+    gamma : float
+        :math:`\gamma=d/n>0`.
+    lam : float
+        Ridge :math:`\lambda>0`.
+
+    Returns
+    -------
+    top : float or numpy.ndarray
+        Limit of the largest eigenvalue of :math:`\hat A`.
+    overlap : float or numpy.ndarray
+        Limit of :math:`\langle\hat v,u\rangle^2` for the top unit right eigenvector :math:`\hat v`.
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in spiked_masked_top(2.0, 0.5, 0.5)]
+    [0.716, 0.7]
+    """
+    th = check_array(theta, "theta")
+    if np.any(th < 0):
+        raise ValueError("theta must be non-negative")
+    gamma = check_positive(gamma, "gamma")
+    lam = check_positive(lam, "lam")
+    m, _ = _mp_m_m2(gamma, lam)
+    above = th > np.sqrt(gamma)
+    ths = np.where(above, th, 1.0)
+    ell = np.where(above, (1 + ths) * (1 + gamma / ths), (1 + np.sqrt(gamma)) ** 2)
+    top = 1.0 - 1.0 / (m * (ell + lam))
+    overlap = np.where(above, (1 - gamma / ths**2) / (1 + gamma / ths), 0.0)
+    if th.ndim == 0:
+        return float(top), float(overlap)
+    return top, overlap
