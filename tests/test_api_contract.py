@@ -222,6 +222,8 @@ REGISTRY = {
     "bsr.theory.ridge_estimate": dict(X=lambda: _bsr().X, y=lambda: _bsr().y, lam=0.1,
                                       _ok="X:neg X:zero y:neg y:zero"),
     "bsr.theory.bo_equation": dict(zeta=0.7, alpha=0.5, beta=1.0, rho=0.5, _ok="beta:inf"),
+    "bsr.theory.bo_free_entropy": dict(zeta=0.7, alpha=0.5, beta=1.0, rho=0.5, delta=0.0,
+                                       n_grid=40, _ok="beta:inf"),
     "bsr.theory.bayes_optimal": dict(alpha=0.5, beta=1.0, rho=0.5, delta=0.0, tol=1e-12,
                                      max_iter=200, _ok="beta:inf"),  # beta = inf: the limit
     "bsr.theory.bayes_optimal_curve": dict(alphas=np.array([0.2, 0.3]), beta=1.0, rho=0.2,
