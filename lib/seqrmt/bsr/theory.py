@@ -399,7 +399,8 @@ _Z_TOP = 1e4  # upper end of the free-entropy integral; the tail beyond is added
 
 def _free_entropy(zeta, alpha, delta, mmse_fn, n_grid):
     """Replica-symmetric potential f(zeta) for an mmse function (zeta > 0, 1-D array)."""
-    u = np.linspace(np.log(zeta.min()), np.log(max(_Z_TOP, zeta.max())), n_grid)
+    # a fixed grid for all zeta >= 1e-5, so that repeated calls reuse the cached mmse values
+    u = np.linspace(np.log(min(zeta.min(), 1e-5)), np.log(max(_Z_TOP, zeta.max())), n_grid)
     grid = np.exp(u)
     m_grid = np.asarray(mmse_fn(grid), dtype=float)
     # psi(1/zeta) = 1/2 int_zeta^inf (1 - m(s)) / s^2 ds = 1/2 [1/zeta - int m(e^u) e^{-u} du]
@@ -427,7 +428,8 @@ def bo_free_entropy(zeta, alpha, beta, rho, delta=0.0, n_grid=300):
     (the constant :math:`-\frac\alpha2(1+\log2\pi)` is dropped). Its derivative is
     :math:`f'(\zeta)=-\mathrm{mmse}'(\zeta)F(\zeta)/(2\zeta(\Delta+\mathrm{mmse}(\zeta)))` with :math:`F`
     of :func:`bo_equation`, so :math:`f` increases where :math:`F<0` and decreases where :math:`F>0`.
-    The integral uses Simpson's rule on ``n_grid`` log-spaced points up to :math:`\zeta=10^4`, a
+    The integral uses Simpson's rule on ``n_grid`` log-spaced points from :math:`10^{-5}` (or the
+    smallest ``zeta``) to :math:`10^4`, a
     closed-form tail and a cubic spline in :math:`\log\zeta`.
 
     Parameters
