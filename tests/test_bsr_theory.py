@@ -208,6 +208,43 @@ def test_free_entropy_validation():
         th.bo_free_entropy(0.5, 0.5, 1.0, 0.5, n_grid=5)
 
 
+
+# ------------------------------------------------------------------------ soft-thresholding risk
+@pytest.mark.parametrize("beta,rho", [(1.0, 0.2), (4.0, 0.5), (0.5, 0.1)])
+def test_svt_risk_no_threshold_is_full_noise(beta, rho):
+    # Lambda = 0: eta(Y) = Y, error = ||sqrt(zeta) Z||^2/(zeta dL) = 1 exactly
+    assert th.svt_risk(0.0, beta, rho) == pytest.approx(1.0, abs=1e-8)
+
+
+@pytest.mark.parametrize("beta,rho", [(1.0, 0.2), (1.0, 0.5), (4.0, 0.3)])
+def test_svt_risk_minimum_is_alpha_mnne(beta, rho):
+    lam = np.linspace(0.0, 2.5, 501)
+    risk = th.svt_risk(lam, beta, rho)
+    a = th.alpha_mnne(beta, rho)
+    assert risk.min() >= a - 1e-9
+    assert risk.min() == pytest.approx(a, abs=1e-4)
+
+
+def test_svt_risk_monte_carlo_matches_theory():
+    lam = np.array([0.0, 0.5, 0.9, 1.5])
+    m, se = th.svt_risk_monte_carlo(120, 120, 24, 1e-2, lam, 6, rng=3)
+    # one trial has SD ~ 0.01 here; 0.02 is > 5 SE, while dropping e.g. the shift term
+    # rho Lambda^2 (1 - rho b) would move the value at Lambda = 0.9 by 0.13
+    assert np.all(np.abs(m - th.svt_risk(lam, 1.0, 0.2)) < 0.02)
+    assert np.all(se > 0)
+
+
+def test_svt_risk_validation():
+    with pytest.raises(ValueError, match="rho"):
+        th.svt_risk(0.5, 1.0, 1.0)
+    with pytest.raises(ValueError, match="lam"):
+        th.svt_risk(-0.1, 1.0, 0.2)
+    with pytest.raises(ValueError, match="r"):
+        th.svt_risk_monte_carlo(10, 10, 10, 0.1, [0.5], 3)
+    with pytest.raises(ValueError, match="n_trials"):
+        th.svt_risk_monte_carlo(10, 10, 2, 0.1, [0.5], 1)
+
+
 def test_convergence_error():
     with pytest.raises(ConvergenceError):
         th.bayes_optimal(0.3, 1.0, 0.2, max_iter=1)

@@ -35,6 +35,8 @@ __all__ = [
     "alpha_pr",
     "factorisation_jacobian_rank",
     "alpha_mnne",
+    "svt_risk",
+    "svt_risk_monte_carlo",
     "ridge_error",
     "ridge_estimate",
     "bo_equation",
@@ -244,6 +246,16 @@ def alpha_mnne(beta, rho, tol=1e-13, max_iter=200):
     max_iter = check_size(max_iter, "max_iter")
     if rho >= 1:
         return 1.0
+    lam_p, risk, stationarity = _svt_terms(beta, rho)
+    try:
+        lam = optimize.brentq(stationarity, 1e-14, np.sqrt(lam_p), xtol=tol, maxiter=max_iter)
+    except RuntimeError as exc:
+        raise ConvergenceError(f"alpha_mnne: Brent did not converge ({exc})") from exc
+    return risk(lam)
+
+
+def _svt_terms(beta, rho):
+    """(lambda_+, large-signal SVT risk M(Lambda), half its derivative) for canonical beta, rho < 1."""
     b = 1.0 / beta
     gamma = b * (1 - rho) / (1 - rho * b)
     lam_m, lam_p = (1 - np.sqrt(gamma)) ** 2, (1 + np.sqrt(gamma)) ** 2
@@ -251,15 +263,119 @@ def alpha_mnne(beta, rho, tol=1e-13, max_iter=200):
     def P(lam, k):
         return _p_gamma(lam**2, k, lam_m, lam_p, gamma)
 
-    def eq(lam):
+    def risk(lam):  # tangent + shift of the r signal values + thresholded complement
+        inner = rho * lam**2 + (1 - rho) * (P(lam, 1.0) - 2 * lam * P(lam, 0.5)
+                                            + lam**2 * P(lam, 0.0))
+        return rho + b * rho - b * rho**2 + (1 - rho * b) * inner
+
+    def stationarity(lam):  # d risk / d Lambda / (2 (1 - rho b))
         return (1 - rho) * (P(lam, 0.5) - lam * P(lam, 0.0)) - rho * lam
 
-    try:
-        lam = optimize.brentq(eq, 1e-14, np.sqrt(lam_p), xtol=tol, maxiter=max_iter)
-    except RuntimeError as exc:
-        raise ConvergenceError(f"alpha_mnne: Brent did not converge ({exc})") from exc
-    inner = rho * lam**2 + (1 - rho) * (P(lam, 1.0) - 2 * lam * P(lam, 0.5) + lam**2 * P(lam, 0.0))
-    return rho + b * rho - b * rho**2 + (1 - rho * b) * inner
+    return lam_p, risk, stationarity
+
+
+def svt_risk(lam, beta, rho):
+    r"""Large-signal risk of singular-value soft thresholding, per entry and per unit noise.
+
+    For :math:`Y=S+\sqrt\zeta Z` with :math:`d\le L` (otherwise transpose), :math:`S` of rank
+    :math:`r=\rho d` with singular values :math:`\to\infty`, and the threshold
+    :math:`\tau=\Lambda\sqrt{\zeta(L-r)}`,
+
+    .. math::
+        M(\Lambda)=\lim\frac{\mathbb E\|\eta_\tau(Y)-S\|_F^2}{\zeta dL}
+        =\rho+b\rho-b\rho^2+(1-\rho b)\Big[\rho\Lambda^2+(1-\rho)\,
+        \mathbb E(\sigma-\Lambda)_+^2\Big],
+
+    with :math:`b=d/L` and :math:`\sigma^2` Marchenko-Pastur distributed with ratio
+    :math:`\gamma=b(1-\rho)/(1-\rho b)`. Its minimum over :math:`\Lambda` is :func:`alpha_mnne`.
+
+    Parameters
+    ----------
+    lam : float or array_like
+        Threshold(s) :math:`\Lambda\ge0` in units of :math:`\sqrt{\zeta(L-r)}`.
+    beta : float
+        Aspect ratio :math:`L/d>0` (finite).
+    rho : float
+        Rank ratio :math:`r/d`, with :math:`0<\rho<\min(1,\beta)`.
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> round(float(svt_risk(0.0, 1.0, 0.2)), 6)          # no thresholding: the full noise
+    1.0
+    """
+    beta, rho = canonical_beta_rho(beta, rho)
+    if rho >= 1:
+        raise ValueError("rho must be below min(1, beta) (otherwise S has full rank)")
+    lam = check_array(lam, "lam")
+    if np.any(lam < 0):
+        raise ValueError("lam must be non-negative")
+    _, risk, _ = _svt_terms(beta, rho)
+    out = np.array([risk(float(v)) for v in lam.ravel()]).reshape(lam.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+def svt_risk_monte_carlo(d, L, r, zeta, lam, n_trials, scale=1e3, rng=None):
+    r"""Monte Carlo of the soft-thresholding risk of :func:`svt_risk` at a large signal.
+
+    Draws :math:`S=\texttt{scale}\cdot UV^\top/\sqrt r` (Gaussian factors, rank ``r``), observes
+    :math:`Y=S+\sqrt\zeta Z`, soft-thresholds the singular values of :math:`Y` at
+    :math:`\tau=\Lambda\sqrt{\zeta(\max(d,L)-r)}` for every ``lam`` (one SVD per trial) and returns
+    the mean and standard error of :math:`\|\eta_\tau(Y)-S\|_F^2/(\zeta dL)` over the trials.
+
+    Parameters
+    ----------
+    d, L, r : int
+        Sizes and rank, ``r < min(d, L)``.
+    zeta : float
+        Noise variance :math:`\zeta>0`.
+    lam : array_like
+        Thresholds :math:`\Lambda\ge0`.
+    n_trials : int
+        Number of independent draws (at least 2).
+    scale : float
+        Signal scale (large: the worst case of the minimax risk).
+    rng : int or numpy.random.Generator, optional
+        Source of randomness.
+
+    Returns
+    -------
+    mean, se : ndarray
+        Shape of ``lam``.
+
+    Examples
+    --------
+    >>> m, se = svt_risk_monte_carlo(60, 60, 12, 1e-2, [0.9], 4, rng=0)
+    >>> bool(abs(m[0] - svt_risk(0.9, 1.0, 0.2)) < 0.03)
+    True
+    """
+    d = check_size(d, "d")
+    L = check_size(L, "L")
+    r = check_size(r, "r")
+    if r >= min(d, L):
+        raise ValueError("r must be smaller than min(d, L)")
+    zeta = check_positive(zeta, "zeta")
+    lam = check_array(lam, "lam", ndim=1)
+    if np.any(lam < 0):
+        raise ValueError("lam must be non-negative")
+    n_trials = check_size(n_trials, "n_trials")
+    if n_trials < 2:
+        raise ValueError("n_trials must be at least 2")
+    scale = check_positive(scale, "scale")
+    rng = as_generator(rng)
+    tau = lam * np.sqrt(zeta * (max(d, L) - r))
+    out = np.empty((n_trials, lam.size))
+    for t in range(n_trials):
+        S = scale * rng.standard_normal((d, r)) @ rng.standard_normal((r, L)) / np.sqrt(r)
+        u, s, vt = np.linalg.svd(S + np.sqrt(zeta) * rng.standard_normal((d, L)),
+                                 full_matrices=False)
+        for j, tj in enumerate(tau):
+            out[t, j] = np.sum(((u * np.maximum(s - tj, 0.0)) @ vt - S) ** 2)
+    out /= zeta * d * L
+    return out.mean(axis=0), out.std(axis=0, ddof=1) / np.sqrt(n_trials)
 
 
 def ridge_error(alpha, delta, lam=None):
