@@ -22,6 +22,7 @@ from scipy import integrate, interpolate, optimize
 
 from .._validation import check_array, check_nonnegative, check_positive, check_size
 from ..utils import ConvergenceError, as_generator
+from .model import _planted
 from .free_probability import (
     _mmse,
     canonical_beta_rho,
@@ -73,6 +74,16 @@ def _mmse_function(beta, rho):
     return f
 
 
+def _abar_per_alpha(beta, rho):
+    """The factor alpha_bar / alpha = beta / (rho (1 + beta)) (1 / rho at beta = inf)."""
+    beta, rho = _canon(beta, rho)
+    return 1 / rho if np.isinf(beta) else beta / (rho * (1 + beta))
+
+
+def _scalar(out):
+    return float(out) if np.ndim(out) == 0 else out
+
+
 def alpha_bar(alpha, beta, rho):
     r"""Convert :math:`\alpha=n/(dL)` to low-rank units :math:`\bar\alpha=n/(r(d+L))=\alpha\beta/(\rho(1+\beta))`.
 
@@ -94,10 +105,7 @@ def alpha_bar(alpha, beta, rho):
     >>> round(alpha_bar(0.36, 1.0, 0.2), 6)
     0.9
     """
-    beta, rho = _canon(beta, rho)
-    a = check_array(alpha, "alpha", positive=True)
-    out = a / rho if np.isinf(beta) else a * beta / (rho * (1 + beta))
-    return float(out) if out.ndim == 0 else out
+    return _scalar(check_array(alpha, "alpha", positive=True) * _abar_per_alpha(beta, rho))
 
 
 def alpha_from_alpha_bar(abar, beta, rho):
@@ -119,10 +127,7 @@ def alpha_from_alpha_bar(abar, beta, rho):
     >>> round(alpha_from_alpha_bar(0.9, 1.0, 0.2), 6)
     0.36
     """
-    beta, rho = _canon(beta, rho)
-    a = check_array(abar, "abar", positive=True)
-    out = a * rho if np.isinf(beta) else a * rho * (1 + beta) / beta
-    return float(out) if out.ndim == 0 else out
+    return _scalar(check_array(abar, "abar", positive=True) / _abar_per_alpha(beta, rho))
 
 
 def alpha_pr(beta, rho):
@@ -369,7 +374,7 @@ def svt_risk_monte_carlo(d, L, r, zeta, lam, n_trials, scale=1e3, rng=None):
     tau = lam * np.sqrt(zeta * (max(d, L) - r))
     out = np.empty((n_trials, lam.size))
     for t in range(n_trials):
-        S = scale * rng.standard_normal((d, r)) @ rng.standard_normal((r, L)) / np.sqrt(r)
+        S = scale * _planted(d, L, r, rng)[2]
         u, s, vt = np.linalg.svd(S + np.sqrt(zeta) * rng.standard_normal((d, L)),
                                  full_matrices=False)
         for j, tj in enumerate(tau):
