@@ -162,6 +162,89 @@ def test_single_sign_change_of_F():
         assert np.count_nonzero(np.diff(np.sign(F)) != 0) == 1
 
 
+
+# ------------------------------------------------------------------------ free entropy
+def test_free_entropy_gaussian_prior_closed_form():
+    # Gaussian prior: mmse(z) = z/(1+z) and psi(q) = (q - log(1+q))/2 (I-MMSE, exact)
+    z = np.geomspace(1e-3, 50, 40)
+    mm = lambda s: s / (1 + s)  # noqa: E731
+    for alpha, delta in [(0.5, 0.0), (0.3, 0.1)]:
+        f = th._free_entropy(z, alpha, delta, mm, 300)
+        exact = (0.5 * (1 / z - np.log1p(1 / z)) - (1 - mm(z)) / (2 * z)
+                 - 0.5 * alpha * np.log(delta + mm(z)))
+        assert np.max(np.abs(f - exact) / np.maximum(1, np.abs(exact))) < 1e-6
+
+
+def test_free_entropy_derivative_matches_stationarity_formula():
+    # f'(z) = -mmse'(z) F(z) / (2 z (Delta + mmse(z))), checked by central differences
+    alpha, beta, rho, delta = 0.3, 2.0, 0.2, 0.1
+    for z in (0.3, 1.0, 3.0):
+        h = 1e-3 * z
+        num = (th.bo_free_entropy(z + h, alpha, beta, rho, delta, n_grid=600)
+               - th.bo_free_entropy(z - h, alpha, beta, rho, delta, n_grid=600)) / (2 * h)
+        dm = (fp.denoising_mmse(beta, rho, z + h) - fp.denoising_mmse(beta, rho, z - h)) / (2 * h)
+        m = fp.denoising_mmse(beta, rho, z)
+        pred = -dm * th.bo_equation(z, alpha, beta, rho, delta) / (2 * z * (delta + m))
+        assert num == pytest.approx(pred, rel=0.02, abs=1e-4)
+
+
+@pytest.mark.parametrize("alpha,beta,rho,delta", [(0.3, 2.0, 0.2, 0.1), (0.2, 1.0, 0.2, 0.0),
+                                                  (0.1, np.inf, 0.2, 0.0)])
+def test_free_entropy_single_maximum_at_bayes_optimal_zeta(alpha, beta, rho, delta):
+    z_star = th.bayes_optimal(alpha, beta, rho, delta).zeta
+    z = np.geomspace(1e-3, 30, 120)
+    f = th.bo_free_entropy(z, alpha, beta, rho, delta)
+    k = int(np.argmax(f))
+    assert 0 < k < z.size - 1
+    assert z[k - 1] < z_star < z[k + 1]
+    df = np.diff(f)
+    assert np.all(df[:k - 1] > 0) and np.all(df[k + 1:] < 0)  # unimodal
+
+
+def test_free_entropy_validation():
+    with pytest.raises(ValueError, match="zeta"):
+        th.bo_free_entropy(0.0, 0.5, 1.0, 0.5)
+    with pytest.raises(ValueError, match="n_grid"):
+        th.bo_free_entropy(0.5, 0.5, 1.0, 0.5, n_grid=5)
+
+
+
+# ------------------------------------------------------------------------ soft-thresholding risk
+@pytest.mark.parametrize("beta,rho", [(1.0, 0.2), (4.0, 0.5), (0.5, 0.1)])
+def test_svt_risk_no_threshold_is_full_noise(beta, rho):
+    # Lambda = 0: eta(Y) = Y, error = ||sqrt(zeta) Z||^2/(zeta dL) = 1 exactly
+    assert th.svt_risk(0.0, beta, rho) == pytest.approx(1.0, abs=1e-8)
+
+
+@pytest.mark.parametrize("beta,rho", [(1.0, 0.2), (1.0, 0.5), (4.0, 0.3)])
+def test_svt_risk_minimum_is_alpha_mnne(beta, rho):
+    lam = np.linspace(0.0, 2.5, 501)
+    risk = th.svt_risk(lam, beta, rho)
+    a = th.alpha_mnne(beta, rho)
+    assert risk.min() >= a - 1e-9
+    assert risk.min() == pytest.approx(a, abs=1e-4)
+
+
+def test_svt_risk_monte_carlo_matches_theory():
+    lam = np.array([0.0, 0.5, 0.9, 1.5])
+    m, se = th.svt_risk_monte_carlo(120, 120, 24, 1e-2, lam, 6, rng=3)
+    # one trial has SD ~ 0.01 here; 0.02 is > 5 SE, while dropping e.g. the shift term
+    # rho Lambda^2 (1 - rho b) would move the value at Lambda = 0.9 by 0.13
+    assert np.all(np.abs(m - th.svt_risk(lam, 1.0, 0.2)) < 0.02)
+    assert np.all(se > 0)
+
+
+def test_svt_risk_validation():
+    with pytest.raises(ValueError, match="rho"):
+        th.svt_risk(0.5, 1.0, 1.0)
+    with pytest.raises(ValueError, match="lam"):
+        th.svt_risk(-0.1, 1.0, 0.2)
+    with pytest.raises(ValueError, match="r"):
+        th.svt_risk_monte_carlo(10, 10, 10, 0.1, [0.5], 3)
+    with pytest.raises(ValueError, match="n_trials"):
+        th.svt_risk_monte_carlo(10, 10, 2, 0.1, [0.5], 1)
+
+
 def test_convergence_error():
     with pytest.raises(ConvergenceError):
         th.bayes_optimal(0.3, 1.0, 0.2, max_iter=1)

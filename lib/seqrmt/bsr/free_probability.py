@@ -28,6 +28,7 @@ import numpy as np
 
 from .._validation import check_array, check_nonnegative, check_positive, check_size
 from ..utils import as_generator
+from .model import _planted
 
 __all__ = [
     "canonical_beta_rho",
@@ -110,9 +111,7 @@ def sample_signal_plus_noise(d, L, r, zeta, rng=None):
     r = check_size(r, "r")
     zeta = check_nonnegative(zeta, "zeta")
     rng = as_generator(rng)
-    U = rng.standard_normal((d, r))
-    V = rng.standard_normal((L, r))
-    S = U @ V.T / np.sqrt(r)
+    _, _, S = _planted(d, L, r, rng)
     return S, S + np.sqrt(zeta) * rng.standard_normal((d, L))
 
 

@@ -126,6 +126,13 @@ def bilinear_readout(X, S):
     return np.einsum("nld,dl->n", X, S) / np.sqrt(d * L)
 
 
+def _planted(d, L, r, rng):
+    """Gaussian factors U (d x r), V (L x r) and S = U V^T / sqrt(r), drawn in this order."""
+    U = rng.standard_normal((d, r))
+    V = rng.standard_normal((L, r))
+    return U, V, U @ V.T / np.sqrt(r)
+
+
 def sample_bsr(n, d, L, r, delta, rng=None):
     """Draw tokens, a planted rank-``r`` matrix and noisy targets from the BSR model.
 
@@ -162,9 +169,7 @@ def sample_bsr(n, d, L, r, delta, rng=None):
     r = check_size(r, "r")
     delta = check_nonnegative(delta, "delta")
     rng = as_generator(rng)
-    U = rng.standard_normal((d, r))
-    V = rng.standard_normal((L, r))
+    U, V, S = _planted(d, L, r, rng)
     X = rng.standard_normal((n, L, d))
-    S = U @ V.T / np.sqrt(r)
     y = bilinear_readout(X, S) + np.sqrt(delta) * rng.standard_normal(n)
     return BSRData(X=X, y=y, S=S, U=U, V=V, delta=delta)

@@ -18,10 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, optimize
+from scipy import integrate, interpolate, optimize
 
 from .._validation import check_array, check_nonnegative, check_positive, check_size
 from ..utils import ConvergenceError, as_generator
+from .model import _planted
 from .free_probability import (
     _mmse,
     canonical_beta_rho,
@@ -35,9 +36,12 @@ __all__ = [
     "alpha_pr",
     "factorisation_jacobian_rank",
     "alpha_mnne",
+    "svt_risk",
+    "svt_risk_monte_carlo",
     "ridge_error",
     "ridge_estimate",
     "bo_equation",
+    "bo_free_entropy",
     "bayes_optimal",
     "bayes_optimal_curve",
     "LowRankResult",
@@ -70,6 +74,16 @@ def _mmse_function(beta, rho):
     return f
 
 
+def _abar_per_alpha(beta, rho):
+    """The factor alpha_bar / alpha = beta / (rho (1 + beta)) (1 / rho at beta = inf)."""
+    beta, rho = _canon(beta, rho)
+    return 1 / rho if np.isinf(beta) else beta / (rho * (1 + beta))
+
+
+def _scalar(out):
+    return float(out) if np.ndim(out) == 0 else out
+
+
 def alpha_bar(alpha, beta, rho):
     r"""Convert :math:`\alpha=n/(dL)` to low-rank units :math:`\bar\alpha=n/(r(d+L))=\alpha\beta/(\rho(1+\beta))`.
 
@@ -91,10 +105,7 @@ def alpha_bar(alpha, beta, rho):
     >>> round(alpha_bar(0.36, 1.0, 0.2), 6)
     0.9
     """
-    beta, rho = _canon(beta, rho)
-    a = check_array(alpha, "alpha", positive=True)
-    out = a / rho if np.isinf(beta) else a * beta / (rho * (1 + beta))
-    return float(out) if out.ndim == 0 else out
+    return _scalar(check_array(alpha, "alpha", positive=True) * _abar_per_alpha(beta, rho))
 
 
 def alpha_from_alpha_bar(abar, beta, rho):
@@ -116,10 +127,7 @@ def alpha_from_alpha_bar(abar, beta, rho):
     >>> round(alpha_from_alpha_bar(0.9, 1.0, 0.2), 6)
     0.36
     """
-    beta, rho = _canon(beta, rho)
-    a = check_array(abar, "abar", positive=True)
-    out = a * rho if np.isinf(beta) else a * rho * (1 + beta) / beta
-    return float(out) if out.ndim == 0 else out
+    return _scalar(check_array(abar, "abar", positive=True) / _abar_per_alpha(beta, rho))
 
 
 def alpha_pr(beta, rho):
@@ -243,6 +251,16 @@ def alpha_mnne(beta, rho, tol=1e-13, max_iter=200):
     max_iter = check_size(max_iter, "max_iter")
     if rho >= 1:
         return 1.0
+    lam_p, risk, stationarity = _svt_terms(beta, rho)
+    try:
+        lam = optimize.brentq(stationarity, 1e-14, np.sqrt(lam_p), xtol=tol, maxiter=max_iter)
+    except RuntimeError as exc:
+        raise ConvergenceError(f"alpha_mnne: Brent did not converge ({exc})") from exc
+    return risk(lam)
+
+
+def _svt_terms(beta, rho):
+    """(lambda_+, large-signal SVT risk M(Lambda), half its derivative) for canonical beta, rho < 1."""
     b = 1.0 / beta
     gamma = b * (1 - rho) / (1 - rho * b)
     lam_m, lam_p = (1 - np.sqrt(gamma)) ** 2, (1 + np.sqrt(gamma)) ** 2
@@ -250,15 +268,119 @@ def alpha_mnne(beta, rho, tol=1e-13, max_iter=200):
     def P(lam, k):
         return _p_gamma(lam**2, k, lam_m, lam_p, gamma)
 
-    def eq(lam):
+    def risk(lam):  # tangent + shift of the r signal values + thresholded complement
+        inner = rho * lam**2 + (1 - rho) * (P(lam, 1.0) - 2 * lam * P(lam, 0.5)
+                                            + lam**2 * P(lam, 0.0))
+        return rho + b * rho - b * rho**2 + (1 - rho * b) * inner
+
+    def stationarity(lam):  # d risk / d Lambda / (2 (1 - rho b))
         return (1 - rho) * (P(lam, 0.5) - lam * P(lam, 0.0)) - rho * lam
 
-    try:
-        lam = optimize.brentq(eq, 1e-14, np.sqrt(lam_p), xtol=tol, maxiter=max_iter)
-    except RuntimeError as exc:
-        raise ConvergenceError(f"alpha_mnne: Brent did not converge ({exc})") from exc
-    inner = rho * lam**2 + (1 - rho) * (P(lam, 1.0) - 2 * lam * P(lam, 0.5) + lam**2 * P(lam, 0.0))
-    return rho + b * rho - b * rho**2 + (1 - rho * b) * inner
+    return lam_p, risk, stationarity
+
+
+def svt_risk(lam, beta, rho):
+    r"""Large-signal risk of singular-value soft thresholding, per entry and per unit noise.
+
+    For :math:`Y=S+\sqrt\zeta Z` with :math:`d\le L` (otherwise transpose), :math:`S` of rank
+    :math:`r=\rho d` with singular values :math:`\to\infty`, and the threshold
+    :math:`\tau=\Lambda\sqrt{\zeta(L-r)}`,
+
+    .. math::
+        M(\Lambda)=\lim\frac{\mathbb E\|\eta_\tau(Y)-S\|_F^2}{\zeta dL}
+        =\rho+b\rho-b\rho^2+(1-\rho b)\Big[\rho\Lambda^2+(1-\rho)\,
+        \mathbb E(\sigma-\Lambda)_+^2\Big],
+
+    with :math:`b=d/L` and :math:`\sigma^2` Marchenko-Pastur distributed with ratio
+    :math:`\gamma=b(1-\rho)/(1-\rho b)`. Its minimum over :math:`\Lambda` is :func:`alpha_mnne`.
+
+    Parameters
+    ----------
+    lam : float or array_like
+        Threshold(s) :math:`\Lambda\ge0` in units of :math:`\sqrt{\zeta(L-r)}`.
+    beta : float
+        Aspect ratio :math:`L/d>0` (finite).
+    rho : float
+        Rank ratio :math:`r/d`, with :math:`0<\rho<\min(1,\beta)`.
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> round(float(svt_risk(0.0, 1.0, 0.2)), 6)          # no thresholding: the full noise
+    1.0
+    """
+    beta, rho = canonical_beta_rho(beta, rho)
+    if rho >= 1:
+        raise ValueError("rho must be below min(1, beta) (otherwise S has full rank)")
+    lam = check_array(lam, "lam")
+    if np.any(lam < 0):
+        raise ValueError("lam must be non-negative")
+    _, risk, _ = _svt_terms(beta, rho)
+    out = np.array([risk(float(v)) for v in lam.ravel()]).reshape(lam.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+def svt_risk_monte_carlo(d, L, r, zeta, lam, n_trials, scale=1e3, rng=None):
+    r"""Monte Carlo of the soft-thresholding risk of :func:`svt_risk` at a large signal.
+
+    Draws :math:`S=\texttt{scale}\cdot UV^\top/\sqrt r` (Gaussian factors, rank ``r``), observes
+    :math:`Y=S+\sqrt\zeta Z`, soft-thresholds the singular values of :math:`Y` at
+    :math:`\tau=\Lambda\sqrt{\zeta(\max(d,L)-r)}` for every ``lam`` (one SVD per trial) and returns
+    the mean and standard error of :math:`\|\eta_\tau(Y)-S\|_F^2/(\zeta dL)` over the trials.
+
+    Parameters
+    ----------
+    d, L, r : int
+        Sizes and rank, ``r < min(d, L)``.
+    zeta : float
+        Noise variance :math:`\zeta>0`.
+    lam : array_like
+        Thresholds :math:`\Lambda\ge0`.
+    n_trials : int
+        Number of independent draws (at least 2).
+    scale : float
+        Signal scale (large: the worst case of the minimax risk).
+    rng : int or numpy.random.Generator, optional
+        Source of randomness.
+
+    Returns
+    -------
+    mean, se : ndarray
+        Shape of ``lam``.
+
+    Examples
+    --------
+    >>> m, se = svt_risk_monte_carlo(60, 60, 12, 1e-2, [0.9], 4, rng=0)
+    >>> bool(abs(m[0] - svt_risk(0.9, 1.0, 0.2)) < 0.03)
+    True
+    """
+    d = check_size(d, "d")
+    L = check_size(L, "L")
+    r = check_size(r, "r")
+    if r >= min(d, L):
+        raise ValueError("r must be smaller than min(d, L)")
+    zeta = check_positive(zeta, "zeta")
+    lam = check_array(lam, "lam", ndim=1)
+    if np.any(lam < 0):
+        raise ValueError("lam must be non-negative")
+    n_trials = check_size(n_trials, "n_trials")
+    if n_trials < 2:
+        raise ValueError("n_trials must be at least 2")
+    scale = check_positive(scale, "scale")
+    rng = as_generator(rng)
+    tau = lam * np.sqrt(zeta * (max(d, L) - r))
+    out = np.empty((n_trials, lam.size))
+    for t in range(n_trials):
+        S = scale * _planted(d, L, r, rng)[2]
+        u, s, vt = np.linalg.svd(S + np.sqrt(zeta) * rng.standard_normal((d, L)),
+                                 full_matrices=False)
+        for j, tj in enumerate(tau):
+            out[t, j] = np.sum(((u * np.maximum(s - tj, 0.0)) @ vt - S) ** 2)
+    out /= zeta * d * L
+    return out.mean(axis=0), out.std(axis=0, ddof=1) / np.sqrt(n_trials)
 
 
 def ridge_error(alpha, delta, lam=None):
@@ -391,6 +513,81 @@ def bo_equation(zeta, alpha, beta, rho, delta=0.0):
         raise ValueError("zeta must be non-negative")
     out = alpha * z - delta - _mmse_function(beta, rho)(z)
     return float(out) if np.ndim(out) == 0 else out
+
+
+_Z_TOP = 1e4  # upper end of the free-entropy integral; the tail beyond is added in closed form
+
+
+def _free_entropy(zeta, alpha, delta, mmse_fn, n_grid):
+    """Replica-symmetric potential f(zeta) for an mmse function (zeta > 0, 1-D array)."""
+    # a fixed grid for all zeta >= 1e-5, so that repeated calls reuse the cached mmse values
+    u = np.linspace(np.log(min(zeta.min(), 1e-5)), np.log(max(_Z_TOP, zeta.max())), n_grid)
+    grid = np.exp(u)
+    m_grid = np.asarray(mmse_fn(grid), dtype=float)
+    # psi(1/zeta) = 1/2 int_zeta^inf (1 - m(s)) / s^2 ds = 1/2 [1/zeta - int m(e^u) e^{-u} du]
+    g = m_grid / grid  # bounded as zeta -> 0 (m(s) ~ alpha_PR s), smooth in u
+    upper = integrate.cumulative_simpson(g[::-1], dx=u[1] - u[0], initial=0.0)[::-1]
+    top = grid[-1]
+    tail = 1 / top - (1 - m_grid[-1]) / (2 * top)  # int_top^inf m/s^2 with 1 - m(s) ~ c/s
+    smooth = interpolate.CubicSpline(u, upper + tail)(np.log(zeta))
+    m = np.asarray(mmse_fn(zeta), dtype=float)
+    return m / (2 * zeta) - 0.5 * smooth - 0.5 * alpha * np.log(delta + m)
+
+
+def bo_free_entropy(zeta, alpha, beta, rho, delta=0.0, n_grid=300):
+    r"""Replica-symmetric free entropy of bilinear sequence regression as a function of :math:`\zeta`.
+
+    With :math:`\hat q=1/\zeta`, the overlap :math:`q=1-\mathrm{mmse}_{\beta,\rho}(\zeta)` of the
+    denoising channel and :math:`\psi(\hat q)=\frac12\int_0^{\hat q}\big(1-\mathrm{mmse}(1/t)\big)dt`,
+    the potential :math:`\psi(\hat q)-\frac12q\hat q-\frac\alpha2\log(\Delta+1-q)` evaluated on the
+    stationarity line of :math:`\hat q` is
+
+    .. math::
+        f(\zeta)=\frac{\mathrm{mmse}(\zeta)}{2\zeta}-\frac12\int_\zeta^\infty
+        \frac{\mathrm{mmse}(s)}{s^2}\,ds-\frac\alpha2\log\big(\Delta+\mathrm{mmse}(\zeta)\big)
+
+    (the constant :math:`-\frac\alpha2(1+\log2\pi)` is dropped). Its derivative is
+    :math:`f'(\zeta)=-\mathrm{mmse}'(\zeta)F(\zeta)/(2\zeta(\Delta+\mathrm{mmse}(\zeta)))` with :math:`F`
+    of :func:`bo_equation`, so :math:`f` increases where :math:`F<0` and decreases where :math:`F>0`.
+    The integral uses Simpson's rule on ``n_grid`` log-spaced points from :math:`10^{-5}` (or the
+    smallest ``zeta``) to :math:`10^4`, a
+    closed-form tail and a cubic spline in :math:`\log\zeta`.
+
+    Parameters
+    ----------
+    zeta : float or array_like
+        Effective noise(s) :math:`\zeta>0`.
+    alpha : float
+        Sample ratio :math:`\alpha>0`.
+    beta, rho : float
+        Aspect and rank ratios (``beta=np.inf`` allowed).
+    delta : float
+        Noise variance :math:`\Delta\ge0`.
+    n_grid : int
+        Number of integration points (at least 20).
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> z = bayes_optimal(0.5, 1.0, 0.5).zeta
+    >>> f = bo_free_entropy([0.8 * z, z, 1.25 * z], 0.5, 1.0, 0.5)
+    >>> bool(f[1] > max(f[0], f[2]))
+    True
+    """
+    alpha = check_positive(alpha, "alpha")
+    beta, rho = _canon(beta, rho)
+    delta = check_nonnegative(delta, "delta")
+    n_grid = check_size(n_grid, "n_grid")
+    if n_grid < 20:
+        raise ValueError("n_grid must be at least 20")
+    z = check_array(zeta, "zeta")
+    if np.any(z <= 0):
+        raise ValueError("zeta must be positive")
+    out = _free_entropy(np.atleast_1d(z).ravel(), alpha, delta, _mmse_function(beta, rho), n_grid)
+    return float(out[0]) if z.ndim == 0 else out.reshape(z.shape)
 
 
 @dataclass(frozen=True)
