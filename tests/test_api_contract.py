@@ -143,6 +143,10 @@ REGISTRY = {
     "rmt.trace_lemma_gap": dict(A=np.eye(3), n_trials=2, rng=0),
     "rmt.ks_distance": dict(samples=np.zeros(4), cdf=lambda x: (x >= 0).astype(float),
                             _ok="samples:neg samples:zero samples:ndim"),
+    # rmt additions for Chapter 5 (helper P5b)
+    "rmt.hermite_coefficients": dict(f=np.tanh, n_nodes=20),
+    "rmt.semicircle_free_convolution": dict(stieltjes=lambda w: 1.0 / (1.0 - w), var=1.0,
+                                            z=np.array([0.3 + 0.5j])),
     # ---------------------------------------------------------------- lgm
     "lgm.softmax_distributions": dict(k=3, c=4, rho=0.9, rng=0),
     "lgm.expected_softmax_sq_norm": dict(k=3, rho=0.9, n_nodes=10),
@@ -447,6 +451,18 @@ REGISTRY = {
     "data.CharTokenizer.decode": dict(_self=lambda: seqrmt.data.CharTokenizer("hello"),
                                       ids=np.array([2, 3]), _ok="ids:empty"),  # decodes to ""
     "data.train_val_split": dict(tokens=np.arange(10), train_frac=0.9, _ok="tokens:*"),
+    # ---------------------------------------------------------------- frontiers.attention (P5b)
+    "frontiers.attention.signal_tokens": dict(n=8, p=4, snr=1.0, rng=0),
+    "frontiers.attention.memorisation_error": dict(F=np.arange(12.0).reshape(3, 4),
+                                                   y=np.array([1.0, -1.0, 1.0, 1.0]), gamma=0.1),
+    "frontiers.attention.coresolvent_stieltjes": dict(ratio=0.5, gamma=0.1),
+    "frontiers.attention.ridge_memorisation_error": dict(ratio=0.5, snr=1.0, gamma=0.1),
+    "frontiers.attention.attention_kernel": dict(X=np.arange(12.0).reshape(3, 4) / 10, f=np.tanh,
+                                                 direction=np.ones(3), theta=0.5),
+    "frontiers.attention.gaussian_equivalent_kernel": dict(X=np.arange(12.0).reshape(3, 4) / 10,
+                                                           a1=0.5, nu=2.0, rng=0),
+    "frontiers.attention.attention_kernel_stieltjes": dict(z=np.array([0.5 + 0.5j]), ratio=2.0,
+                                                           a1=0.6, nu=0.4),
 }
 
 
