@@ -463,6 +463,20 @@ REGISTRY = {
                                                            a1=0.5, nu=2.0, rng=0),
     "frontiers.attention.attention_kernel_stieltjes": dict(z=np.array([0.5 + 0.5j]), ratio=2.0,
                                                            a1=0.6, nu=0.4),
+    # ---------------------------------------------------------------- frontiers.features (P5b)
+    "frontiers.features.mixture_data": dict(n=6, p=4, mean_norm=2.0, rng=0),
+    "frontiers.features.relu_features": dict(X=np.arange(12.0).reshape(3, 4) / 10, n_features=5,
+                                             rng=0),
+    "frontiers.features.relu_kernel": dict(X=np.arange(1.0, 13.0).reshape(3, 4) / 10),
+    "frontiers.features.relu_kernel_linear": dict(X=np.arange(12.0).reshape(3, 4) / 10),
+    "frontiers.features.random_features_training_error": dict(
+        Phi=np.eye(3) + 0.1, y=np.array([1.0, -1.0, 1.0]), n_features=4, gamma=0.5),
+    # ---------------------------------------------------------------- frontiers.pls (P5b)
+    "frontiers.pls.two_view_data": dict(n=5, p=3, q=4, t_x=1.0, t_y=2.0, rng=0),
+    "frontiers.pls.pls_svd": dict(X=np.arange(6.0).reshape(3, 2), Y=np.arange(9.0).reshape(3, 3)),
+    "frontiers.pls.pls_noise": dict(c_x=0.5, c_y=0.75),
+    "frontiers.pls.pls_spike": dict(t_x=1.0, t_y=1.0, c_x=0.5, c_y=0.75),
+    "frontiers.pls.pca_overlap": dict(t=2.0, ratio=0.5),
 }
 
 
@@ -489,6 +503,11 @@ EXEMPT = {
         "dyson.teacher_student.TeacherStudentResult", "dyson.rbm.PCDTrajectory",
         "dyson.weight_spectra.MPBulkFit", "dyson.weight_spectra.PowerLawFit",
         "nanogpt.TrainResult", "data.CharDataset",
+    ], "result container (a record filled by library functions)"),
+    # frontiers result containers (P5b)
+    **dict.fromkeys([
+        "frontiers.features.RandomFeaturesEquivalent", "frontiers.pls.PLSNoise",
+        "frontiers.pls.PLSSpike",
     ], "result container (a record filled by library functions)"),
     # exception types
     **dict.fromkeys([
