@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_array, check_nonnegative, check_positive, check_size
+from .._validation import check_array, check_int_array, check_nonnegative, check_size
 from ..rmt import solve_delta
 from ..utils import as_generator
 
@@ -167,9 +167,9 @@ class RandomFeaturesEquivalent:
 
     Attributes
     ----------
-    train_error : float
+    train_error : float or numpy.ndarray
         Deterministic equivalent of :math:`\frac{\gamma^2}{n}y^\top Q^2y`.
-    delta : float
+    delta : float or numpy.ndarray
         :math:`\delta=\frac1n\operatorname{Tr}\Phi\bar Q`.
     """
 
@@ -187,21 +187,24 @@ def random_features_training_error(Phi, y, n_features, gamma, tol=1e-12, max_ite
         E\simeq\frac{\gamma^2}{n}\,y^\top\bar Q\Big[\frac{\frac1N\operatorname{Tr}\Psi\bar Q^2}
         {1-\frac1N\operatorname{Tr}\Psi\bar Q\Psi\bar Q}\,\Psi+I\Big]\bar Qy .
 
+    :math:`\Phi` is diagonalised once, so arrays of widths and ridges cost little more than one.
+
     Parameters
     ----------
     Phi : array_like, shape (n, n)
         Symmetric positive semi-definite kernel, e.g. :func:`relu_kernel`.
     y : array_like, shape (n,)
-    n_features : int
+    n_features : int or array_like of int
         :math:`N`.
-    gamma : float
-        :math:`\gamma>0`.
+    gamma : float or array_like
+        :math:`\gamma>0`; broadcast against ``n_features``.
     tol, max_iter
         Passed to :func:`seqrmt.rmt.solve_delta`.
 
     Returns
     -------
     RandomFeaturesEquivalent
+        Attributes of the broadcast shape (floats for scalar inputs).
 
     Examples
     --------
@@ -216,17 +219,24 @@ def random_features_training_error(Phi, y, n_features, gamma, tol=1e-12, max_ite
     if Phi.shape != (n, n) or not np.allclose(Phi, Phi.T, atol=1e-10 * max(1.0, np.abs(Phi).max())):
         raise ValueError(f"Phi must be a symmetric square matrix, got shape {Phi.shape}")
     y = check_array(y, "y", ndim=1, shape=(n,))
-    N = check_size(n_features, "n_features")
-    gamma = check_positive(gamma, "gamma")
+    N_arr = check_int_array(n_features, "n_features", low=1, high=2**31)
+    g_arr = check_array(gamma, "gamma", positive=True)
+    N_b, g_b = np.broadcast_arrays(N_arr, g_arr)
     phi, U = np.linalg.eigh(Phi)
     if phi[0] < -1e-8 * max(phi[-1], 1.0):
         raise ValueError("Phi must be positive semi-definite")
     phi = np.clip(phi, 0.0, None)
-    # delta = (1/n) sum phi / ((N/n) phi / (1 + delta) + gamma) = rmt.solve_delta(phi, N, gamma n / N)
-    delta = float(solve_delta(phi, N, gamma * n / N, tol=tol, max_iter=max_iter))
-    psi = (N / n) * phi / (1.0 + delta)
-    qbar = 1.0 / (psi + gamma)
-    coef = np.sum(psi * qbar**2) / N / (1.0 - np.sum((psi * qbar) ** 2) / N)
-    yt = U.T @ y
-    err = gamma**2 / n * np.sum(yt**2 * qbar**2 * (coef * psi + 1.0))
-    return RandomFeaturesEquivalent(float(err), delta)
+    yt2 = (U.T @ y) ** 2
+    err, dl = np.empty(N_b.shape), np.empty(N_b.shape)
+    for idx in np.ndindex(N_b.shape):
+        N, g = int(N_b[idx]), float(g_b[idx])
+        # delta = (1/n) sum phi / ((N/n) phi / (1 + delta) + g) = rmt.solve_delta(phi, N, g n / N)
+        delta = float(solve_delta(phi, N, g * n / N, tol=tol, max_iter=max_iter))
+        psi = (N / n) * phi / (1.0 + delta)
+        qbar = 1.0 / (psi + g)
+        coef = np.sum(psi * qbar**2) / N / (1.0 - np.sum((psi * qbar) ** 2) / N)
+        err[idx] = g**2 / n * np.sum(yt2 * qbar**2 * (coef * psi + 1.0))
+        dl[idx] = delta
+    if err.ndim == 0:
+        return RandomFeaturesEquivalent(float(err), float(dl))
+    return RandomFeaturesEquivalent(err, dl)
