@@ -1,7 +1,7 @@
 r"""Frontiers: recent random-matrix results on sequence models (Chapter 5).
 
 Submodules (import them explicitly, e.g. ``from seqrmt.frontiers import masked``)
--------------------------------------------------------------------------------
+---------------------------------------------------------------------------------
 masked
     Masked-token (leave-one-coordinate-out) ridge regression: the closed form of the predictor,
     its train and test errors through one deterministic equivalent, AR(1) and spiked data.
