@@ -159,6 +159,10 @@ REGISTRY = {
     "frontiers.masked.masked_ridge_spectrum": dict(
         X=np.random.default_rng(0).standard_normal((6, 3)), lam=0.1),
     "frontiers.masked.spiked_masked_top": dict(theta=2.0, gamma=0.5, lam=0.5),
+    # rmt additions for Chapter 5 (helper P5b)
+    "rmt.hermite_coefficients": dict(f=np.tanh, n_nodes=20),
+    "rmt.semicircle_free_convolution": dict(stieltjes=lambda w: 1.0 / (1.0 - w), var=1.0,
+                                            z=np.array([0.3 + 0.5j])),
     # ---------------------------------------------------------------- lgm
     "lgm.softmax_distributions": dict(k=3, c=4, rho=0.9, rng=0),
     "lgm.expected_softmax_sq_norm": dict(k=3, rho=0.9, n_nodes=10),
@@ -534,6 +538,32 @@ REGISTRY = {
     "data.CharTokenizer.decode": dict(_self=lambda: seqrmt.data.CharTokenizer("hello"),
                                       ids=np.array([2, 3]), _ok="ids:empty"),  # decodes to ""
     "data.train_val_split": dict(tokens=np.arange(10), train_frac=0.9, _ok="tokens:*"),
+    # ---------------------------------------------------------------- frontiers.attention (P5b)
+    "frontiers.attention.signal_tokens": dict(n=8, p=4, snr=1.0, rng=0),
+    "frontiers.attention.memorisation_error": dict(F=np.arange(12.0).reshape(3, 4),
+                                                   y=np.array([1.0, -1.0, 1.0, 1.0]), gamma=0.1),
+    "frontiers.attention.coresolvent_stieltjes": dict(ratio=0.5, gamma=0.1),
+    "frontiers.attention.ridge_memorisation_error": dict(ratio=0.5, snr=1.0, gamma=0.1),
+    "frontiers.attention.attention_kernel": dict(X=np.arange(12.0).reshape(3, 4) / 10, f=np.tanh,
+                                                 direction=np.ones(3), theta=0.5),
+    "frontiers.attention.gaussian_equivalent_kernel": dict(X=np.arange(12.0).reshape(3, 4) / 10,
+                                                           a1=0.5, nu=2.0, rng=0),
+    "frontiers.attention.attention_kernel_stieltjes": dict(z=np.array([0.5 + 0.5j]), ratio=2.0,
+                                                           a1=0.6, nu=0.4),
+    # ---------------------------------------------------------------- frontiers.features (P5b)
+    "frontiers.features.mixture_data": dict(n=6, p=4, mean_norm=2.0, rng=0),
+    "frontiers.features.relu_features": dict(X=np.arange(12.0).reshape(3, 4) / 10, n_features=5,
+                                             rng=0),
+    "frontiers.features.relu_kernel": dict(X=np.arange(1.0, 13.0).reshape(3, 4) / 10),
+    "frontiers.features.relu_kernel_linear": dict(X=np.arange(12.0).reshape(3, 4) / 10),
+    "frontiers.features.random_features_training_error": dict(
+        Phi=np.eye(3) + 0.1, y=np.array([1.0, -1.0, 1.0]), n_features=4, gamma=0.5),
+    # ---------------------------------------------------------------- frontiers.pls (P5b)
+    "frontiers.pls.two_view_data": dict(n=5, p=3, q=4, t_x=1.0, t_y=2.0, rng=0),
+    "frontiers.pls.pls_svd": dict(X=np.arange(6.0).reshape(3, 2), Y=np.arange(9.0).reshape(3, 3)),
+    "frontiers.pls.pls_noise": dict(c_x=0.5, c_y=0.75),
+    "frontiers.pls.pls_spike": dict(t_x=1.0, t_y=1.0, c_x=0.5, c_y=0.75),
+    "frontiers.pls.pca_overlap": dict(t=2.0, ratio=0.5),
 }
 
 
@@ -563,6 +593,11 @@ EXEMPT = {
         # Chapter 5.1 (masked regression)
         "rmt.RidgeResolventDE", "frontiers.masked.MaskedRidgeErrors",
         "frontiers.masked.MaskedRidgeTheory",
+    ], "result container (a record filled by library functions)"),
+    # frontiers result containers (P5b)
+    **dict.fromkeys([
+        "frontiers.features.RandomFeaturesEquivalent", "frontiers.pls.PLSNoise",
+        "frontiers.pls.PLSSpike",
     ], "result container (a record filled by library functions)"),
     # exception types
     **dict.fromkeys([

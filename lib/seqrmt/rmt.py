@@ -51,6 +51,8 @@ __all__ = [
     "loglog_fit",
     "RidgeResolventDE",
     "ridge_resolvent_de",
+    "hermite_coefficients",
+    "semicircle_free_convolution",
 ]
 
 
@@ -979,3 +981,123 @@ def ridge_resolvent_de(Sigma, n, lam, tol=1e-12, max_iter=200):
                                   (out.delta, out.zeta, out.delta_prime, out.diag,
                                    out.diag_sigma, out.diag_prime)))
     return out
+
+
+# ---------------------------------------------------------------------------
+# Nonlinearities and free convolution (Chapter 5)
+# ---------------------------------------------------------------------------
+
+
+def hermite_coefficients(f, n_nodes=101):
+    r"""Gaussian moments :math:`a_0,a_1,\nu` of a nonlinearity, by Gauss-Hermite quadrature.
+
+    .. math::
+        a_0=\mathbb E f(\xi),\qquad a_1=\mathbb E[\xi f(\xi)],\qquad
+        \nu=\mathbb E f(\xi)^2,\qquad \xi\sim N(0,1).
+
+    :math:`a_0` and :math:`a_1` are the first two coefficients of :math:`f` in the orthonormal
+    Hermite basis; :math:`\nu-a_0^2-a_1^2\ge0` is the energy of its nonlinear part.
+    They are the constants of every linear equivalent of a random kernel matrix.
+
+    Parameters
+    ----------
+    f : callable
+        Vectorised real function.
+    n_nodes : int
+        Number of quadrature nodes, at most 250 (probabilists' Hermite rule, exact for
+        polynomials of degree < 2 ``n_nodes``; a kink such as ReLU's converges more slowly:
+        :math:`a_0` of ReLU is off by about ``0.016 / n_nodes``).
+
+    Returns
+    -------
+    tuple of float
+        ``(a0, a1, nu)``.
+
+    Examples
+    --------
+    >>> a0, a1, nu = hermite_coefficients(np.tanh)
+    >>> round(a0, 4), round(a1, 4), round(nu, 4)
+    (0.0, 0.6057, 0.3943)
+    """
+    check_callable(f, "f")
+    n_nodes = check_size(n_nodes, "n_nodes")
+    if n_nodes > 250:  # numpy's Hermite rule overflows beyond a few hundred nodes
+        raise ValueError(f"n_nodes must be at most 250, got {n_nodes}")
+    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
+    w = w / np.sqrt(2.0 * np.pi)
+    fx = np.asarray(f(x), dtype=float)
+    if fx.shape != x.shape or not np.all(np.isfinite(fx)):
+        raise ValueError("f must map a real array to a finite real array of the same shape")
+    return float(w @ fx), float(w @ (x * fx)), float(w @ fx**2)
+
+
+def semicircle_free_convolution(stieltjes, var, z, tol=1e-10, max_iter=20_000, damping=0.5):
+    r"""Stieltjes transform of :math:`\mu_A\boxplus\mathrm{SC}(\sigma^2)` by subordination.
+
+    If :math:`A` has spectral law :math:`\mu_A` and :math:`H/\sqrt n` is an independent Wigner
+    matrix of variance :math:`\sigma^2` (semicircle on :math:`[-2\sigma,2\sigma]`), the spectral
+    law of :math:`A+H/\sqrt n` has Stieltjes transform :math:`g` solving
+
+    .. math::
+        g(z)=g_A\big(z+\sigma^2 g(z)\big),\qquad g(z)=\int\frac{\mu(d\lambda)}{\lambda-z}.
+
+    (With the Cauchy transform :math:`G=-g` the shift has the opposite sign:
+    :math:`G(z)=G_A(z-\sigma^2G(z))`.) The equation is solved by the damped iteration
+    :math:`g\leftarrow(1-\beta)g+\beta g_A(z+\sigma^2g)`, started at :math:`g_A(z)`; it keeps
+    :math:`\Im g>0` for :math:`\Im z>0`.
+
+    Parameters
+    ----------
+    stieltjes : callable
+        :math:`g_A`, vectorised over complex arrays of the upper half-plane.
+    var : float
+        :math:`\sigma^2>0`.
+    z : array_like of complex
+        Points with :math:`\Im z>0`.
+    tol : float
+        Stop when every update is below ``tol``.
+    max_iter : int
+        Maximum number of iterations.
+    damping : float
+        :math:`\beta\in(0,1]`.
+
+    Returns
+    -------
+    numpy.ndarray of complex
+        Same shape as ``z``.
+
+    Raises
+    ------
+    ConvergenceError
+        If the iteration has not converged after ``max_iter`` steps.
+
+    Examples
+    --------
+    The semicircle of variance 1 plus the semicircle of variance 2 is the semicircle of
+    variance 3:
+
+    >>> z = np.array([0.3 + 0.5j])
+    >>> g = semicircle_free_convolution(lambda w: semicircle_stieltjes(w, 1.0), 2.0, z)
+    >>> bool(abs(g[0] - semicircle_stieltjes(z, 3.0)[0]) < 1e-8)
+    True
+    """
+    check_callable(stieltjes, "stieltjes")
+    s2 = check_positive(var, "var")
+    tol = check_positive(tol, "tol")
+    max_iter = check_size(max_iter, "max_iter")
+    beta = check_positive(damping, "damping")
+    if beta > 1:
+        raise ValueError(f"damping must be in (0, 1], got {beta}")
+    z = check_array(z, "z", allow_complex=True).astype(complex)
+    if np.any(z.imag <= 0):
+        raise ValueError("z must lie in the upper half-plane (Im z > 0)")
+    g = np.asarray(stieltjes(z), dtype=complex)
+    for _ in range(max_iter):
+        new = (1.0 - beta) * g + beta * np.asarray(stieltjes(z + s2 * g), dtype=complex)
+        step = np.max(np.abs(new - g))
+        g = new
+        if step < tol:
+            return g
+    raise ConvergenceError(
+        f"semicircle_free_convolution: no convergence in max_iter={max_iter} steps (last step {step:.2e})"
+    )

