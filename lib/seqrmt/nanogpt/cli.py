@@ -71,9 +71,10 @@ def _key_spectra_main(argv):
     p.add_argument("--steps", type=int, nargs="+", default=list(DEFAULT_STEPS))
     p.add_argument("--out", default=str(KEY_SPECTRA_FILE))
     p.add_argument("--data", default=None, help="path of the corpus text (default: seqrmt.data.shakespeare())")
+    p.add_argument("--no-verify", action="store_true", help="do not check the corpus hash")
     args = p.parse_args(argv)
     torch.set_num_threads(1)
-    ds = shakespeare_dataset(path=args.data)
+    ds = shakespeare_dataset(path=args.data, verify=not args.no_verify)
     runs = train_key_spectra(ds, seeds=args.seeds, max_iters=args.max_iters,
                              steps=[s for s in args.steps if s <= args.max_iters])
     digest = runs.save(args.out)
