@@ -1,8 +1,9 @@
-r"""Architecture of the small GPT: :class:`GPTConfig` and its presets.
+r"""Architecture of the small GPT: :class:`~seqrmt.nanogpt.GPTConfig` and its presets.
 
-The defaults are nanoGPT's (bias-free, tied embeddings, GELU). :meth:`GPTConfig.aarts` gives the
-model of Karpathy's *ng-video-lecture* studied by Aarts et al. (Chapter 4), :meth:`GPTConfig.llama`
-the Llama-2-style model of Zhao et al. (Chapter 3).
+The defaults are nanoGPT's (bias-free, tied embeddings, GELU).
+:meth:`~seqrmt.nanogpt.GPTConfig.aarts` gives the model of Karpathy's *ng-video-lecture* studied by
+Aarts et al. (Chapter 4), :meth:`~seqrmt.nanogpt.GPTConfig.llama` the Llama-2-style model of Zhao et
+al. (Chapter 3).
 """
 
 from __future__ import annotations

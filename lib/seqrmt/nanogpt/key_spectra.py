@@ -1,6 +1,6 @@
 r"""Cached training runs of the small GPT of Aarts et al.: key matrices saved during training.
 
-A 5000-step training of :meth:`GPTConfig.aarts <seqrmt.nanogpt.config.GPTConfig.aarts>` takes
+A 5000-step training of :meth:`GPTConfig.aarts <seqrmt.nanogpt.GPTConfig.aarts>` takes
 about 2.5 minutes of one CPU core, more than a notebook may spend. :func:`train_key_spectra`
 trains the model for several seeds at the talk's settings (AdamW, learning rate :math:`10^{-3}`
 constant, batches of 16 windows of 32 characters, :math:`\beta=(0.9,0.999)`, weight decay 0.01
@@ -57,7 +57,7 @@ DEFAULT_STEPS = (0, 10, 30, 100, 300, 1000, 2000, 3000, 5000)
 
 
 def aarts_train_config(max_iters=5000, seed=0, snapshot_iters=()):
-    """The training settings of the talk's nano-GPT as a :class:`~seqrmt.nanogpt.train.TrainConfig`.
+    """The training settings of the talk's nano-GPT as a :class:`~seqrmt.nanogpt.TrainConfig`.
 
     AdamW at a constant learning rate :math:`10^{-3}`, batch 16, :math:`\\beta=(0.9,0.999)`,
     weight decay 0.01 on matrices, no gradient clipping, no periodic evaluation, key snapshots.
@@ -111,7 +111,7 @@ class KeySpectraRuns:
         return np.linalg.eigvalsh(k @ np.swapaxes(k, -1, -2))
 
     def model(self):
-        """The first seed's final model (a :class:`~seqrmt.nanogpt.model.GPT` on the CPU)."""
+        """The first seed's final model (a :class:`~seqrmt.nanogpt.GPT` on the CPU)."""
         if not self.state:
             raise ValueError("these runs hold no final weights (state is empty)")
         m = GPT(GPTConfig(**self.config["model"]))

@@ -1,8 +1,8 @@
-r"""The decoder-only transformer: attention, MLP, block, :class:`GPT`.
+r"""The decoder-only transformer: attention, MLP, block, :class:`~seqrmt.nanogpt.GPT`.
 
 The layout is nanoGPT's ``model.py``: token and (optionally) learned position embeddings,
 ``n_layer`` pre-norm blocks of causal self-attention and an MLP, a final norm and a
-language-model head; :class:`~seqrmt.nanogpt.config.GPTConfig` selects the variants.
+language-model head; :class:`~seqrmt.nanogpt.GPTConfig` selects the variants.
 
 Shapes: ``B`` batch, ``T`` sequence length (``<= block_size``), ``C = n_embd``, ``nh = n_head``,
 ``hs`` head size, ``A = nh * hs``, ``V`` vocabulary. Per-head weights have shape

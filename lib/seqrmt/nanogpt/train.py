@@ -1,7 +1,8 @@
 r"""Training the small GPT: batches, AdamW with warm-up and cosine decay, validation loss.
 
-The loop of nanoGPT's ``train.py`` as a function, :func:`train_gpt`, configured by
-:class:`TrainConfig`; it returns a :class:`TrainResult` with step timings, losses and
+The loop of nanoGPT's ``train.py`` as a function, :func:`~seqrmt.nanogpt.train_gpt`, configured
+by :class:`~seqrmt.nanogpt.TrainConfig`; it returns a :class:`~seqrmt.nanogpt.TrainResult` with
+step timings, losses and
 snapshots of the per-head weights. CPU runs are bit-reproducible (``TrainConfig.seed``).
 """
 
