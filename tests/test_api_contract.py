@@ -408,6 +408,11 @@ REGISTRY = {
     "dyson.weight_spectra.powerlaw_tail_fit": dict(
         x=lambda: 1 + np.random.default_rng(0).pareto(1.5, size=200), xmin=1.0, min_tail=10,
         _ok="x:ndim"),
+    "dyson.weight_spectra.bootstrap_mp_fit": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))),
+        ratio=0.25, n_boot=3, rng=0),
+    "dyson.weight_spectra.covariance_matched_gaussian": dict(
+        weights=lambda: np.random.default_rng(0).normal(size=(3, 4, 5)), n_samples=2, rng=0),
     # ---------------------------------------------------------------- nanogpt
     "nanogpt.config.GPTConfig": dict(vocab_size=5, block_size=8, n_layer=1, n_head=1, n_embd=8),
     "nanogpt.config.GPTConfig.llama": dict(vocab_size=12, out_vocab_size=7, n_layer=1, n_embd=16,
@@ -439,7 +444,18 @@ REGISTRY = {
                                     batch_size=4),
     "nanogpt.train.train_gpt": dict(model=_gpt, train_tokens=np.arange(60) % 5,
                               val_tokens=np.arange(40) % 5, config=_train_config),
+    # nanogpt.key_spectra
+    "nanogpt.key_spectra.aarts_train_config": dict(max_iters=10, seed=0, snapshot_iters=(0, 10)),
+    "nanogpt.key_spectra.train_key_spectra": dict(dataset=lambda: _tiny_dataset(), seeds=(0,), max_iters=1,
+                                                  steps=(0,)),
+    "nanogpt.key_spectra.load_key_spectra": dict(path=None,
+                                                 sha256=lambda: seqrmt.nanogpt.key_spectra.KEY_SPECTRA_SHA256),
+    "nanogpt.key_spectra.KeySpectraRuns.eigenvalues": dict(
+        _self=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra()),
+    "nanogpt.key_spectra.KeySpectraRuns.model": dict(_self=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra()),
     # ---------------------------------------------------------------- data
+    "data.ngram_cross_entropy": dict(train=np.arange(40) % 5, val=np.arange(20) % 5, order=2, vocab_size=5,
+                                     alpha=0.1),
     "data.build_shakespeare": dict(source=lambda: _gut_folder()),
     "data.CharTokenizer": dict(text="hello"),
     "data.CharTokenizer.encode": dict(_self=lambda: seqrmt.data.CharTokenizer("hello"),
@@ -448,6 +464,12 @@ REGISTRY = {
                                       ids=np.array([2, 3]), _ok="ids:empty"),  # decodes to ""
     "data.train_val_split": dict(tokens=np.arange(10), train_frac=0.9, _ok="tokens:*"),
 }
+
+
+def _tiny_dataset():
+    text = "to be or not to be, that is the question. " * 30
+    tok = seqrmt.data.CharTokenizer(text)
+    return seqrmt.data.CharDataset(*seqrmt.data.train_val_split(tok.encode(text)), tok)
 
 
 def _gut_folder():
@@ -472,7 +494,8 @@ EXEMPT = {
         "ntp.corpus.TinyStoriesLike", "ntp.transformer.NTPTrainResult",
         "dyson.teacher_student.TeacherStudentResult", "dyson.rbm.PCDTrajectory",
         "dyson.weight_spectra.MPBulkFit", "dyson.weight_spectra.PowerLawFit",
-        "nanogpt.train.TrainResult", "data.CharDataset",
+        "nanogpt.train.TrainResult", "data.CharDataset", "dyson.weight_spectra.MPBootstrap",
+        "nanogpt.key_spectra.KeySpectraRuns",
     ], "result container (a record filled by library functions)"),
     # exception types
     **dict.fromkeys([
@@ -499,6 +522,7 @@ EXEMPT = {
     "data.shakespeare": "downloads or reads the full corpus (tests/test_data.py)",
     "data.shakespeare_dataset": "downloads or reads the full corpus (tests/test_data.py)",
     "nanogpt.cli.main": "command line: argparse reports bad options (tests/test_nanogpt.py)",
+    "nanogpt.key_spectra.KeySpectraRuns.save": "writes a file (tests/test_nanogpt_key_spectra.py)",
 }
 
 

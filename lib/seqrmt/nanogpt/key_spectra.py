@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .._validation import check_positive_int
+from .._validation import check_size
 from .config import GPTConfig, _check_nonneg_int
 from .model import GPT, build_gpt
 from .train import TrainConfig, train_gpt, validation_loss
@@ -49,7 +49,7 @@ __all__ = [
 KEY_SPECTRA_FILE = pathlib.Path(__file__).with_name("aarts_key_spectra.npz")
 """The committed runs (3 seeds x 5000 steps on the Shakespeare corpus)."""
 
-KEY_SPECTRA_SHA256 = "to-be-filled"
+KEY_SPECTRA_SHA256 = "3ae18140a7ca01c1b62bc653d3dbdba4535e7ccf10a8ee2997df390d2e60b740"
 """SHA-256 of :data:`KEY_SPECTRA_FILE`."""
 
 DEFAULT_STEPS = (0, 10, 30, 100, 300, 1000, 2000, 3000, 5000)
@@ -172,7 +172,7 @@ def train_key_spectra(dataset, seeds=(0, 1, 2), max_iters=5000, steps=DEFAULT_ST
     seeds = [_check_nonneg_int(s, "seeds") for s in np.atleast_1d(seeds).tolist()]
     if not seeds:
         raise ValueError("seeds must hold at least one seed")
-    max_iters = check_positive_int(max_iters, "max_iters")
+    max_iters = check_size(max_iters, "max_iters")
     steps = sorted({_check_nonneg_int(s, "steps") for s in steps} | {max_iters})
     if steps[-1] > max_iters:
         raise ValueError(f"steps must not exceed max_iters={max_iters}")
