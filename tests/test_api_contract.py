@@ -445,9 +445,11 @@ REGISTRY = {
     "nanogpt.train.train_gpt": dict(model=_gpt, train_tokens=np.arange(60) % 5,
                               val_tokens=np.arange(40) % 5, config=_train_config),
     # nanogpt.key_spectra
-    "nanogpt.key_spectra.aarts_train_config": dict(max_iters=10, seed=0, snapshot_iters=(0, 10)),
+    # seeds, steps and snapshot_iters are lists of any length: a shorter one is valid
+    "nanogpt.key_spectra.aarts_train_config": dict(max_iters=10, seed=0, snapshot_iters=(0, 10),
+                                                   _ok="snapshot_iters:short"),
     "nanogpt.key_spectra.train_key_spectra": dict(dataset=lambda: _tiny_dataset(), seeds=(0,), max_iters=1,
-                                                  steps=(0,)),
+                                                  steps=(0,), _ok="seeds:short steps:short"),
     "nanogpt.key_spectra.load_key_spectra": dict(path=None,
                                                  sha256=lambda: seqrmt.nanogpt.key_spectra.KEY_SPECTRA_SHA256),
     "nanogpt.key_spectra.KeySpectraRuns.eigenvalues": dict(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_array, check_positive, check_positive_int
+from .._validation import check_allocation, check_array, check_positive, check_positive_int, check_size
 from ..rmt import mp_cdf, mp_density, mp_edges
 from ..utils import as_generator
 
@@ -334,7 +334,7 @@ def bootstrap_mp_fit(eigs, ratio, n_boot=100, rng=None, **kwargs):
     x = check_array(eigs, "eigs", ndim=2)
     if x.shape[0] < 2:
         raise ValueError(f"eigs must hold at least two spectra (rows), got {x.shape[0]}")
-    n_boot = check_positive_int(n_boot, "n_boot")
+    n_boot = check_size(n_boot, "n_boot")
     if n_boot < 2:
         raise ValueError(f"n_boot must be at least 2, got {n_boot}")
     gen = as_generator(rng)
@@ -375,7 +375,8 @@ def covariance_matched_gaussian(weights, n_samples=None, rng=None):
     """
     w = check_array(weights, "weights", ndim=3)
     n, N, M = w.shape
-    n_samples = n if n_samples is None else check_positive_int(n_samples, "n_samples")
+    n_samples = n if n_samples is None else check_size(n_samples, "n_samples")
+    check_allocation((n_samples, N, M), "n_samples")
     gen = as_generator(rng)
     sigma = np.einsum("inm,inp->mp", w, w) / (n * N)
     evals, evecs = np.linalg.eigh(sigma)

@@ -43,6 +43,7 @@ Used in: Chapter 3 (the transformer trained on next-token data), Chapter 4 (spec
 GPT's weights).
 """
 
+from . import key_spectra  # noqa: F401  (seqrmt.nanogpt.key_spectra after import seqrmt.nanogpt)
 from .cli import main
 from .config import GPTConfig
 from .model import GPT, build_gpt, head_weights
