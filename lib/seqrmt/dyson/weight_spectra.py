@@ -163,7 +163,7 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None, bin_model="ave
 
     By default the model is compared through its **bin averages**
     :math:`[F_{\rm MP}(b_{k+1})-F_{\rm MP}(b_k)]/(b_{k+1}-b_k)`, the exact expected histogram.
-    Evaluating the density at the bin centres instead (``bin_model="centre"``, the spec's
+    Evaluating the density at the bin centres instead (``bin_model="centre"``, a common
     recipe) makes the residual jump whenever a square-root edge crosses a bin centre; the
     resulting spurious local minima let a tail just above :math:`x_+` drag :math:`s^2` up.
 
