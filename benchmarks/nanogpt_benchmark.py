@@ -1,7 +1,7 @@
 """Speed and quality benchmark of seqrmt's nano-GPT against the karpathy/nanoGPT reference.
 
 Runs ``python -m seqrmt.nanogpt`` (one subprocess per run, so each gets a fresh process and the
-requested thread count) with the reference settings of the Part 4 specification:
+requested thread count) with the settings of the karpathy/nanoGPT reference run below:
 
     4 layers x 4 heads x 64 embedding, block 128, batch 32, no bias, tied embeddings, dropout 0,
     AdamW betas (0.9, 0.99), weight decay 0.1, grad clip 1.0, lr 1e-3 with 100 warm-up steps and

@@ -499,38 +499,56 @@ REGISTRY = {
                                                    beta=0.5, gamma_pre=1.0, gamma=1.0,
                                                    alphas=np.array([0.0, 1.0]), rng=0,
                                                    _ok="mu_orth:zero beta:* alphas:*"),
+    "dyson.weight_spectra.bootstrap_mp_fit": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))),
+        ratio=0.25, n_boot=3, rng=0),
+    "dyson.weight_spectra.covariance_matched_gaussian": dict(
+        weights=lambda: np.random.default_rng(0).normal(size=(3, 4, 5)), n_samples=2, rng=0),
     # ---------------------------------------------------------------- nanogpt
-    "nanogpt.GPTConfig": dict(vocab_size=5, block_size=8, n_layer=1, n_head=1, n_embd=8),
-    "nanogpt.GPTConfig.llama": dict(vocab_size=12, out_vocab_size=7, n_layer=1, n_embd=16,
+    "nanogpt.config.GPTConfig": dict(vocab_size=5, block_size=8, n_layer=1, n_head=1, n_embd=8),
+    "nanogpt.config.GPTConfig.llama": dict(vocab_size=12, out_vocab_size=7, n_layer=1, n_embd=16,
                                     head_dim=4, mlp_hidden=32),
-    "nanogpt.GPTConfig.aarts": dict(vocab_size=65),
-    "nanogpt.GPT": dict(config=lambda: seqrmt.nanogpt.GPTConfig(vocab_size=5, block_size=8,
+    "nanogpt.config.GPTConfig.aarts": dict(vocab_size=65),
+    "nanogpt.model.GPT": dict(config=lambda: seqrmt.nanogpt.GPTConfig(vocab_size=5, block_size=8,
                                                                 n_layer=1, n_head=1, n_embd=8)),
-    "nanogpt.GPT.num_parameters": dict(_self=_gpt),
-    "nanogpt.GPT.hidden_states": dict(_self=_gpt, idx=lambda: torch.zeros(2, 4, dtype=torch.long)),
-    "nanogpt.GPT.forward": dict(_self=_gpt, idx=lambda: torch.zeros(2, 4, dtype=torch.long),
+    "nanogpt.model.GPT.num_parameters": dict(_self=_gpt),
+    "nanogpt.model.GPT.hidden_states": dict(_self=_gpt, idx=lambda: torch.zeros(2, 4, dtype=torch.long)),
+    "nanogpt.model.GPT.forward": dict(_self=_gpt, idx=lambda: torch.zeros(2, 4, dtype=torch.long),
                                 targets=lambda: torch.ones(2, 4, dtype=torch.long)),
-    "nanogpt.GPT.generate": dict(_self=_gpt, idx=lambda: torch.zeros(1, 3, dtype=torch.long),
+    "nanogpt.model.GPT.generate": dict(_self=_gpt, idx=lambda: torch.zeros(1, 3, dtype=torch.long),
                                  max_new_tokens=2, _ok="max_new_tokens:zero"),
-    "nanogpt.GPT.head_weights": dict(_self=_gpt, kind="key"),
-    "nanogpt.build_gpt": dict(config=lambda: seqrmt.nanogpt.GPTConfig(vocab_size=5, block_size=8,
+    "nanogpt.model.GPT.head_weights": dict(_self=_gpt, kind="key"),
+    "nanogpt.model.build_gpt": dict(config=lambda: seqrmt.nanogpt.GPTConfig(vocab_size=5, block_size=8,
                                                                       n_layer=1, n_head=1, n_embd=8),
                               seed=0, device="cpu"),
-    "nanogpt.head_weights": dict(model=_gpt, kind="value"),
-    "nanogpt.TrainConfig": dict(batch_size=4, max_iters=10, lr=1e-3, min_lr=1e-4, warmup_iters=2,
+    "nanogpt.model.head_weights": dict(model=_gpt, kind="value"),
+    "nanogpt.train.TrainConfig": dict(batch_size=4, max_iters=10, lr=1e-3, min_lr=1e-4, warmup_iters=2,
                                 _ok="warmup_iters:zero"),
-    "nanogpt.TrainResult.median_ms": dict(_self=_train_result, skip=1, _ok="skip:zero"),
-    "nanogpt.TrainResult.tokens_per_second": dict(_self=_train_result, skip=1, _ok="skip:zero"),
-    "nanogpt.lr_at": dict(it=5, config=lambda: _train_config(warmup_iters=1), _ok="it:zero"),
+    "nanogpt.train.TrainResult.median_ms": dict(_self=_train_result, skip=1, _ok="skip:zero"),
+    "nanogpt.train.TrainResult.tokens_per_second": dict(_self=_train_result, skip=1, _ok="skip:zero"),
+    "nanogpt.train.lr_at": dict(it=5, config=lambda: _train_config(warmup_iters=1), _ok="it:zero"),
     # sample_batch runs every training step: it checks the dtype only (O(1)); the ids are
     # checked once by train_gpt / validation_loss (and it does not know the vocabulary)
-    "nanogpt.sample_batch": dict(data=lambda: torch.arange(50), batch_size=2, block_size=4,
+    "nanogpt.train.sample_batch": dict(data=lambda: torch.arange(50), batch_size=2, block_size=4,
                                  _ok="data:neg data:oov"),
-    "nanogpt.validation_loss": dict(model=_gpt, tokens=np.arange(40) % 5, block_size=8,
+    "nanogpt.train.validation_loss": dict(model=_gpt, tokens=np.arange(40) % 5, block_size=8,
                                     batch_size=4),
-    "nanogpt.train_gpt": dict(model=_gpt, train_tokens=np.arange(60) % 5,
+    "nanogpt.train.train_gpt": dict(model=_gpt, train_tokens=np.arange(60) % 5,
                               val_tokens=np.arange(40) % 5, config=_train_config),
+    # nanogpt.key_spectra
+    # seeds, steps and snapshot_iters are lists of any length: a shorter one is valid
+    "nanogpt.key_spectra.aarts_train_config": dict(max_iters=10, seed=0, snapshot_iters=(0, 10),
+                                                   _ok="snapshot_iters:short"),
+    "nanogpt.key_spectra.train_key_spectra": dict(dataset=lambda: _tiny_dataset(), seeds=(0,), max_iters=1,
+                                                  steps=(0,), _ok="seeds:short steps:short"),
+    "nanogpt.key_spectra.load_key_spectra": dict(path=None,
+                                                 sha256=lambda: seqrmt.nanogpt.key_spectra.KEY_SPECTRA_SHA256),
+    "nanogpt.key_spectra.KeySpectraRuns.eigenvalues": dict(
+        _self=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra()),
+    "nanogpt.key_spectra.KeySpectraRuns.model": dict(_self=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra()),
     # ---------------------------------------------------------------- data
+    "data.ngram_cross_entropy": dict(train=np.arange(40) % 5, val=np.arange(20) % 5, order=2, vocab_size=5,
+                                     alpha=0.1),
     "data.build_shakespeare": dict(source=lambda: _gut_folder()),
     "data.CharTokenizer": dict(text="hello"),
     "data.CharTokenizer.encode": dict(_self=lambda: seqrmt.data.CharTokenizer("hello"),
@@ -567,6 +585,12 @@ REGISTRY = {
 }
 
 
+def _tiny_dataset():
+    text = "to be or not to be, that is the question. " * 30
+    tok = seqrmt.data.CharTokenizer(text)
+    return seqrmt.data.CharDataset(*seqrmt.data.train_val_split(tok.encode(text)), tok)
+
+
 def _gut_folder():
     import tempfile
     from pathlib import Path
@@ -589,7 +613,8 @@ EXEMPT = {
         "ntp.corpus.TinyStoriesLike", "ntp.transformer.NTPTrainResult",
         "dyson.teacher_student.TeacherStudentResult", "dyson.rbm.PCDTrajectory",
         "dyson.weight_spectra.MPBulkFit", "dyson.weight_spectra.PowerLawFit",
-        "nanogpt.TrainResult", "data.CharDataset",
+        "nanogpt.train.TrainResult", "data.CharDataset", "dyson.weight_spectra.MPBootstrap",
+        "nanogpt.key_spectra.KeySpectraRuns",
         # Chapter 5.1 (masked regression)
         "rmt.RidgeResolventDE", "frontiers.masked.MaskedRidgeErrors",
         "frontiers.masked.MaskedRidgeTheory",
@@ -623,7 +648,8 @@ EXEMPT = {
     # network / whole corpus
     "data.shakespeare": "downloads or reads the full corpus (tests/test_data.py)",
     "data.shakespeare_dataset": "downloads or reads the full corpus (tests/test_data.py)",
-    "nanogpt.main": "command line: argparse reports bad options (tests/test_nanogpt.py)",
+    "nanogpt.cli.main": "command line: argparse reports bad options (tests/test_nanogpt.py)",
+    "nanogpt.key_spectra.KeySpectraRuns.save": "writes a file (tests/test_nanogpt_key_spectra.py)",
 }
 
 

@@ -174,3 +174,32 @@ def test_train_val_split():
             data.train_val_split(np.arange(10), bad)
     with pytest.raises(ValueError, match="tokens"):
         data.train_val_split(np.ones((2, 2)))
+
+
+def test_ngram_cross_entropy_against_direct_counts():
+    rng = np.random.default_rng(0)
+    train, val = rng.integers(0, 4, size=3000), rng.integers(0, 4, size=500)
+    # bigram by explicit counting
+    counts = np.zeros((4, 4))
+    np.add.at(counts, (train[:-1], train[1:]), 1)
+    p = (counts + 0.5) / (counts.sum(axis=1, keepdims=True) + 0.5 * 4)
+    expected = -np.mean(np.log(p[val[:-1], val[1:]]))
+    assert data.ngram_cross_entropy(train, val, 2, 4, alpha=0.5) == pytest.approx(expected, rel=1e-12)
+    # unigram of iid uniform tokens: about log 4; unseen contexts fall back to uniform
+    assert abs(data.ngram_cross_entropy(train, val, 1) - np.log(4)) < 0.01
+    assert data.ngram_cross_entropy([0, 0, 0], [1, 1], 2, 3) == pytest.approx(np.log(3))
+    # a deterministic sequence: a longer context predicts it perfectly in the limit
+    seq = np.tile([0, 1, 1, 2], 200)
+    losses = [data.ngram_cross_entropy(seq, seq, n, alpha=1e-3) for n in (1, 2, 3)]
+    assert losses[0] > losses[1] > losses[2] and losses[2] < 0.01
+
+
+def test_ngram_cross_entropy_errors():
+    with pytest.raises(ValueError, match="alpha"):
+        data.ngram_cross_entropy([0, 1], [0, 1], 1, alpha=0.0)
+    with pytest.raises(ValueError, match="vocab_size"):
+        data.ngram_cross_entropy([0, 5], [0, 1], 1, vocab_size=3)
+    with pytest.raises(ValueError, match="order"):
+        data.ngram_cross_entropy([0, 1], [0, 1], 3)
+    with pytest.raises(ValueError, match="vocab_size"):
+        data.ngram_cross_entropy(np.arange(50) % 2, np.arange(50) % 2, 40, vocab_size=77)

@@ -172,3 +172,63 @@ def test_value_errors():
         ws.powerlaw_tail_fit(good[:5], min_tail=10)
     with pytest.raises(ValueError, match="xmin"):
         ws.powerlaw_tail_fit(good, xmin=1e9)
+
+
+def test_vectorised_grid_gives_the_loop_fit():
+    """The one-call grid of fit_mp_bulk equals a direct least-squares evaluation at its optimum."""
+    rng = np.random.default_rng(5)
+    eigs = np.concatenate([ws.gram_eigenvalues(rng.uniform(-1 / 8, 1 / 8, size=(40, 64, 16))).ravel(),
+                           0.75 * (1 + rng.pareto(1.5, size=120))])
+    for bin_model in ("average", "centre"):
+        fit = ws.fit_mp_bulk(eigs, 0.25, bin_model=bin_model)
+        # recompute the residual at the fitted s^2 and on a fine grid around it: it is minimal
+        widths = np.diff(fit.bin_edges)
+        centres = 0.5 * (fit.bin_edges[1:] + fit.bin_edges[:-1])
+
+        def rss(s2, bm=bin_model):
+            f = (rmt.mp_density(centres, 0.25, s2) if bm == "centre"
+                 else np.diff(rmt.mp_cdf(fit.bin_edges, 0.25, s2)) / widths)
+            a = min((f @ fit.hist) / (f @ f), 1.0)
+            return np.sum((fit.hist - a * f) ** 2), a
+
+        best, a = rss(fit.var)
+        assert best == pytest.approx(fit.rss, rel=1e-10) and a == pytest.approx(fit.area, rel=1e-10)
+        assert all(rss(s2)[0] >= best - 1e-12 for s2 in fit.var * np.linspace(0.8, 1.2, 81))
+
+
+def test_bootstrap_error_matches_spread_of_independent_samples():
+    """The bootstrap SE of A and s^2 estimates the SD over independent samples of the same size."""
+    rng = np.random.default_rng(7)
+    with single_threaded_blas():
+        draws = [ws.gram_eigenvalues(rng.uniform(-1 / 8, 1 / 8, size=(48, 64, 16))) for _ in range(40)]
+        fits = [ws.fit_mp_bulk(e, 0.25) for e in draws]
+        boots = [ws.bootstrap_mp_fit(e, 0.25, n_boot=60, rng=i) for i, e in enumerate(draws[:8])]
+    sd_a, sd_s2 = np.std([f.area for f in fits], ddof=1), np.std([f.var for f in fits], ddof=1)
+    se_a, se_s2 = np.mean([b.area_se for b in boots]), np.mean([b.var_se for b in boots])
+    assert 0.5 < se_a / sd_a < 2.0 and 0.5 < se_s2 / sd_s2 < 2.0
+    assert boots[0].fit.area == pytest.approx(ws.fit_mp_bulk(draws[0], 0.25).area)
+    with pytest.raises(ValueError, match="eigs"):
+        ws.bootstrap_mp_fit(draws[0][:1], 0.25)
+    with pytest.raises(ValueError, match="n_boot"):
+        ws.bootstrap_mp_fit(draws[0], 0.25, n_boot=1)
+
+
+def test_covariance_matched_gaussian_moments_and_repulsion():
+    """Z Sigma^{1/2} has the input's mean row covariance; its Gram spectra repel like the GOE."""
+    rng = np.random.default_rng(3)
+    scales = np.exp(rng.normal(size=64))
+    k = rng.normal(size=(16, 16, 64)) * scales / 8
+    z = ws.covariance_matched_gaussian(k, 2000, rng=4)
+    cov = lambda w: np.einsum("inm,inp->mp", w, w) / (w.shape[0] * w.shape[1])  # noqa: E731
+    np.testing.assert_allclose(np.diag(cov(z)), np.diag(cov(k)), rtol=0.1)
+    # isotropic input: Marchenko-Pastur with the input's scale
+    iso = ws.covariance_matched_gaussian(rng.normal(size=(400, 16, 64)) / 8, rng=5)
+    e = ws.gram_eigenvalues(iso)
+    assert rmt.ks_distance(e.ravel(), lambda t: rmt.mp_cdf(t, 0.25, 1.0)) < 0.03
+    # a mildly anisotropic covariance: the spacing ratios stay those of the GOE (0.531), far from
+    # the Poisson value 0.386, although nothing was trained
+    mild = rng.normal(size=(16, 16, 64)) * rng.uniform(0.7, 1.3, size=64) / 8
+    r = uni.spacing_ratios(ws.gram_eigenvalues(ws.covariance_matched_gaussian(mild, 1000, rng=6))).mean()
+    assert abs(r - 0.5307) < 0.015
+    with pytest.raises(ValueError, match="weights"):
+        ws.covariance_matched_gaussian(np.ones((3, 4)))
