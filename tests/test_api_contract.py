@@ -132,7 +132,8 @@ REGISTRY = {
     "rmt.empirical_stieltjes": dict(eigs=np.array([1.0, 2.0]), z=np.array([1.0j]),
                                     _ok="eigs:neg eigs:zero eigs:ndim z:*"),
     "rmt.sample_covariance_eigs": dict(d=4, n=8, rng=0, entries="rademacher"),
-    "rmt.solve_delta": dict(population_eigs=np.ones(4), n=8, z=0.1),
+    "rmt.solve_delta": dict(population_eigs=np.ones(4), n=8.0, z=0.1),  # real n: only d/n enters
+    "rmt.mp_resolvent_moments": dict(lam=1.0, ratio=0.5),
     "rmt.deterministic_equivalent": dict(population_eigs=np.ones(4), n=8, z=0.5),
     "rmt.sample_resolvent": dict(d=4, n=8, z=0.5, rng=0),
     "rmt.deterministic_equivalent_stieltjes": dict(population_eigs=np.ones(4), n=8,
@@ -466,7 +467,6 @@ REGISTRY = {
     "frontiers.icl.icl_test_error": dict(Gamma=np.zeros((3, 4)), C_test=np.eye(3), alpha=1.0,
                                          rho=0.1, _ok="rho:zero Gamma:zero"),
     # ---------------------------------------------------------------- frontiers.transfer (P5c)
-    "frontiers.transfer.mp_moments": dict(lam=1.0, ratio=0.5),
     "frontiers.transfer.l2sp_coefficients": dict(tau=0.25, gamma_s=0.5),
     "frontiers.transfer.source_distance": dict(tau=0.25, gamma_s=0.5, w0_sq=1.0, w1_sq=1.0,
                                                rho=0.5, sigma_s2=0.5,

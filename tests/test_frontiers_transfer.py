@@ -16,10 +16,10 @@ ANTI = (2000, 50, 200, 2.0, 2.0, -0.8, 1.0, 1.0)
 
 def test_mp_moments_match_stieltjes_and_derivative():
     for lam, ratio in [(0.1, 0.5), (1.0, 2.0), (3.0, 1.0)]:
-        m, m2 = T.mp_moments(lam, ratio)
+        m, m2 = rmt.mp_resolvent_moments(lam, ratio)
         assert m == pytest.approx(rmt.mp_stieltjes(-lam, ratio).real, rel=1e-12)
         h = 1e-5 * lam
-        num = (T.mp_moments(lam - h, ratio)[0] - T.mp_moments(lam + h, ratio)[0]) / (2 * h)
+        num = (rmt.mp_resolvent_moments(lam - h, ratio)[0] - rmt.mp_resolvent_moments(lam + h, ratio)[0]) / (2 * h)
         assert m2 == pytest.approx(num, rel=1e-6)
 
 
@@ -57,7 +57,7 @@ def test_critical_alignment_is_one_half_at_source_optimum(gamma_s, snr):
     # and the identity a - b - v/SNR = (m - tau m2)(tau - gamma_s/SNR) at any tau
     for t in (0.1, 1.0, 7.0):
         a, b, v = T.l2sp_coefficients(t, gamma_s)
-        m, m2 = T.mp_moments(t, gamma_s)
+        m, m2 = rmt.mp_resolvent_moments(t, gamma_s)
         assert a - b - v / snr == pytest.approx((m - t * m2) * (t - gamma_s / snr), abs=1e-12)
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "ridge_tau",
     "RidgeEquivalent",
     "ridge_equivalent",
+    "mp_resolvent_moments",
     "trace_lemma_gap",
     "ks_distance",
     "loglog_fit",
@@ -424,16 +425,18 @@ def solve_delta(population_eigs, n, z, tol=1e-12, max_iter=200):
     :math:`\Sigma`. Then :math:`\bar Q(z)=(\Sigma/(1+\delta)+zI)^{-1}` is a
     deterministic equivalent of :math:`Q(z)=(\frac1nXX^\top+zI)^{-1}`.
 
-    The right-hand side is increasing in :math:`\delta` and bounded by
-    :math:`\delta_{\max}=\frac1n\sum_i s_i/z`, so the unique root lies in
+    The right-hand side :math:`f(\delta)` is concave in :math:`\delta\ge0` with
+    :math:`f(0)>0`, so :math:`f(\delta)/\delta` strictly decreases and the root is unique;
+    :math:`f` is bounded by :math:`\delta_{\max}=\frac1n\sum_i s_i/z`, so the root lies in
     :math:`(0,\delta_{\max}]` and is found by Brent's method.
 
     Parameters
     ----------
     population_eigs : array_like
         Eigenvalues :math:`s_i\ge 0` of :math:`\Sigma` (length ``d``).
-    n : int
-        Number of samples.
+    n : float
+        Number of samples. Only :math:`d/n` enters, so a non-integer value is allowed (the
+        task count :math:`\kappa d` of :mod:`seqrmt.frontiers.icl`).
     z : float or array_like
         Ridge parameter(s) :math:`z>0`.
     tol : float
@@ -457,7 +460,7 @@ def solve_delta(population_eigs, n, z, tol=1e-12, max_iter=200):
     0.74166
     """
     vals, counts = _atoms(population_eigs)
-    n = check_positive_int(n, "n")
+    n = check_positive(n, "n")
     tol = check_positive(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
     z_arr = check_array(z, "z", positive=True)
@@ -520,6 +523,7 @@ def deterministic_equivalent(population_eigs, n, z, tol=1e-12, max_iter=200):
     0.633629
     """
     s = check_array(population_eigs, "population_eigs", ndim=1)
+    n = check_positive_int(n, "n")
     z = check_positive(z, "z")
     delta = solve_delta(s, n, z, tol=tol, max_iter=max_iter)
     return delta, 1.0 / (s / (1.0 + delta) + z)
@@ -754,6 +758,43 @@ def ridge_equivalent(eta, gamma):
         return float(v) if np.ndim(v) == 0 else v
 
     return RidgeEquivalent(out(delta), out(zeta), out(tau), out(kappa))
+
+
+def mp_resolvent_moments(lam, ratio):
+    r"""Marchenko-Pastur :math:`m(\lambda)=\int\frac{d\mu(x)}{x+\lambda}` and :math:`m_2=\int\frac{d\mu(x)}{(x+\lambda)^2}`.
+
+    :math:`\mu` is the limiting spectral law of :math:`X^\top X/n` with :math:`X` an
+    :math:`n\times p` matrix of i.i.d. standard entries and :math:`p/n=` ``ratio`` (it carries an
+    atom :math:`1-1/\text{ratio}` at zero when ``ratio`` > 1). So :math:`m(\lambda)` is the
+    Stieltjes transform at :math:`-\lambda` and :math:`m_2=-m'(\lambda)`. They are the scalars of
+    :func:`ridge_equivalent`: :math:`m=\delta/\eta` and :math:`m_2=\tau/\eta` with
+    :math:`\eta=` ``ratio``.
+
+    Parameters
+    ----------
+    lam : float or array_like
+        Ridge :math:`\lambda>0`.
+    ratio : float or array_like
+        :math:`p/n>0`.
+
+    Returns
+    -------
+    m, m2 : float or numpy.ndarray
+
+    Examples
+    --------
+    >>> m, m2 = mp_resolvent_moments(1.0, 0.5)
+    >>> bool(abs(m - float(mp_stieltjes(-1.0, 0.5).real)) < 1e-12)
+    True
+    """
+    lam = check_array(lam, "lam", positive=True)
+    ratio = check_array(ratio, "ratio", positive=True)
+    eq = ridge_equivalent(ratio, lam)
+    m = np.asarray(eq.delta) / ratio
+    m2 = np.asarray(eq.tau) / ratio
+    if m.ndim == 0:
+        return float(m), float(m2)
+    return m, m2
 
 
 def trace_lemma_gap(A, n_trials, rng=None):

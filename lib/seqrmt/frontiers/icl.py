@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from .. import rmt
 from .._validation import (
     check_allocation,
     check_nonnegative,
@@ -95,23 +96,6 @@ def power_law_covariance(d, exponent=1.0):
     return np.diag(s * d / s.sum())
 
 
-def _task_delta(s, kappa, nu, tol, max_iter):
-    """delta = (1/kappa) mean(s / (s/(1+delta) + nu)) by Brent's method on [0, mean(s)/(kappa nu)]."""
-
-    def f(delta):
-        return delta - np.mean(s / (s / (1.0 + delta) + nu)) / kappa
-
-    hi = np.mean(s) / (kappa * nu)
-    if hi == 0.0:
-        return 0.0
-    root, info = optimize.brentq(
-        f, 0.0, hi, xtol=tol, maxiter=max_iter, full_output=True, disp=False
-    )
-    if not info.converged:  # pragma: no cover - the bracket is valid by construction
-        raise ConvergenceError(f"task_resolvent_trace: no convergence in {max_iter} steps")
-    return root
-
-
 def task_resolvent_trace(eigs, kappa, nu, tol=1e-13, max_iter=200):
     r"""Deterministic equivalent :math:`M_\kappa(\nu)` of :math:`\frac1d\mathrm{tr}(\hat C_k+\nu I)^{-1}` and its derivative.
 
@@ -155,7 +139,7 @@ def task_resolvent_trace(eigs, kappa, nu, tol=1e-13, max_iter=200):
     nu = check_positive(nu, "nu")
     tol = check_positive(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
-    delta = _task_delta(s, kappa, nu, tol, max_iter)
+    delta = rmt.solve_delta(s, kappa * s.size, nu, tol=tol, max_iter=max_iter)
     a = 1.0 / (1.0 + delta)
     den = s * a + nu
     M = float(np.mean(1.0 / den))

@@ -304,15 +304,6 @@ def masked_ridge_theory(Sigma, n, lam, tol=1e-12, max_iter=200):
     return MaskedRidgeTheory(*(np.reshape(v, shape) for v in (test, train, de.delta, de.zeta)))
 
 
-def _mp_m_m2(gamma, lam):
-    """MP Stieltjes transform m(lam) = int dmu/(x+lam) at ratio gamma, and m2 = -dm/dlam."""
-    m = np.real(rmt.mp_stieltjes(-np.asarray(lam, dtype=float), gamma))
-    z = -np.asarray(lam, dtype=float)
-    # derivative of g from  gamma z g^2 - (1 - gamma - z) g + 1 = 0  at z = -lam
-    m2 = -(gamma * m**2 + m) / (2 * gamma * z * m - (1 - gamma - z))
-    return m, m2
-
-
 def isotropic_masked_errors(gamma, lam):
     r"""Closed forms of the masked ridge errors for :math:`\Sigma=I`.
 
@@ -339,7 +330,7 @@ def isotropic_masked_errors(gamma, lam):
     """
     gamma = check_positive(gamma, "gamma")
     lam_a = check_array(lam, "lam", positive=True)
-    m, m2 = _mp_m_m2(gamma, lam_a)
+    m, m2 = rmt.mp_resolvent_moments(lam_a, gamma)
     test, train = m2 / m**2, (m - lam_a * m2) / m**2
     if lam_a.ndim == 0:
         return float(test), float(train)
@@ -457,7 +448,7 @@ def spiked_masked_top(theta, gamma, lam):
         raise ValueError("theta must be non-negative")
     gamma = check_positive(gamma, "gamma")
     lam = check_positive(lam, "lam")
-    m, _ = _mp_m_m2(gamma, lam)
+    m, _ = rmt.mp_resolvent_moments(lam, gamma)
     above = th > np.sqrt(gamma)
     ths = np.where(above, th, 1.0)
     ell = np.where(above, (1 + ths) * (1 + gamma / ths), (1 + np.sqrt(gamma)) ** 2)

@@ -39,7 +39,6 @@ from .._validation import (
 from ..utils import ConvergenceError, as_generator
 
 __all__ = [
-    "mp_moments",
     "l2sp_coefficients",
     "source_distance",
     "target_risk",
@@ -60,40 +59,6 @@ __all__ = [
 def _real(x, name):
     x = check_array(x, name)
     return float(x) if x.ndim == 0 else x
-
-
-def mp_moments(lam, ratio):
-    r"""Marchenko-Pastur :math:`m(\lambda)=\int\frac{d\mu(x)}{x+\lambda}` and :math:`m_2=\int\frac{d\mu(x)}{(x+\lambda)^2}`.
-
-    For the law of :math:`X^\top X/n` with :math:`X` an :math:`n\times p` standard Gaussian matrix and
-    :math:`p/n=` ``ratio``. They are the deterministic-equivalent scalars of
-    :func:`seqrmt.rmt.ridge_equivalent`: :math:`m=\delta/\eta` and :math:`m_2=\tau/\eta`.
-
-    Parameters
-    ----------
-    lam : float or array_like
-        Ridge :math:`\lambda>0`.
-    ratio : float or array_like
-        :math:`p/n>0`.
-
-    Returns
-    -------
-    m, m2 : float or numpy.ndarray
-
-    Examples
-    --------
-    >>> m, m2 = mp_moments(1.0, 0.5)
-    >>> bool(abs(m - float(rmt.mp_stieltjes(-1.0, 0.5).real)) < 1e-12)
-    True
-    """
-    lam = check_array(lam, "lam", positive=True)
-    ratio = check_array(ratio, "ratio", positive=True)
-    eq = rmt.ridge_equivalent(ratio, lam)
-    m = np.asarray(eq.delta) / ratio
-    m2 = np.asarray(eq.tau) / ratio
-    if m.ndim == 0:
-        return float(m), float(m2)
-    return m, m2
 
 
 def l2sp_coefficients(tau, gamma_s):
@@ -122,7 +87,7 @@ def l2sp_coefficients(tau, gamma_s):
     """
     tau = check_array(tau, "tau", positive=True)
     gamma_s = check_positive(gamma_s, "gamma_s")
-    m, m2 = mp_moments(tau, gamma_s)
+    m, m2 = rmt.mp_resolvent_moments(tau, gamma_s)
     a = 1.0 - tau * m
     b = 1.0 - 2.0 * tau * m + tau**2 * m2
     v = gamma_s * (m - tau * m2)
@@ -168,7 +133,7 @@ def source_distance(tau, gamma_s, w0_sq, w1_sq, rho, sigma_s2):
 def target_risk(lam, gamma_t, sigma_t2, distance_sq):
     r"""Limit of the L2-SP target risk :math:`\|\hat w_t-w_1\|^2=\lambda^2m_2D^2+\sigma_t^2\gamma_t(m-\lambda m_2)`.
 
-    :math:`m,m_2` at :math:`(\lambda,\gamma_t)` (:func:`mp_moments`); the source enters only
+    :math:`m,m_2` at :math:`(\lambda,\gamma_t)` (:func:`seqrmt.rmt.mp_resolvent_moments`); the source enters only
     through :math:`D^2=\|\hat w_s-w_1\|^2` (no transfer: :math:`D^2=\|w_1\|^2`).
 
     Parameters
@@ -197,7 +162,7 @@ def target_risk(lam, gamma_t, sigma_t2, distance_sq):
         raise ValueError("distance_sq must be non-negative")
     lam = check_array(lam, "lam", positive=True)
     gamma_t = check_array(gamma_t, "gamma_t", positive=True)
-    m, m2 = mp_moments(lam, gamma_t)
+    m, m2 = rmt.mp_resolvent_moments(lam, gamma_t)
     out = lam**2 * m2 * distance_sq + sigma_t2 * np.asarray(gamma_t) * (m - lam * m2)
     return float(out) if np.ndim(out) == 0 else out
 
