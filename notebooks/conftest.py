@@ -14,11 +14,19 @@ peak memory is the kernel process's high-water mark of resident memory (VmHWM,
 Linux only). The controller writes ``notebooks/notebook_timings.json``
 (seconds per notebook) and ``notebooks/notebook_memory.json`` (peak MB per
 notebook); ``scripts/write_timings.py`` turns them into ``book/appendix/timings.md``.
+
+BLAS threads. The notebooks run two at a time (one per core of the CI machine,
+through pytest-xdist), so each kernel gets one BLAS thread unless the caller
+set ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS``/``MKL_NUM_THREADS`` itself.
+Two kernels with multithreaded OpenBLAS on two cores oversubscribe them, and
+OpenBLAS's spinning threads then make a notebook up to ten times slower.
+The kernels inherit this process's environment.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 from collections import defaultdict
 
@@ -26,6 +34,9 @@ from nbval.plugin import IPyNbCell, transform_streams_for_comparison
 
 from seqrmt.testing import compare_text, parse_tolerance
 from seqrmt.utils import seed_offset
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 TIMINGS_FILE = pathlib.Path(__file__).with_name("notebook_timings.json")
 MEMORY_FILE = pathlib.Path(__file__).with_name("notebook_memory.json")

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
 |---:|---:|:---:|---|
 {chr(10).join(rows)}
 
-Measured by nbval (two notebooks at a time) with Python {platform.python_version()} on {platform.machine()}, {cores} CPU cores.
+Measured by nbval (two notebooks at a time, one BLAS thread each) with Python {platform.python_version()} on {platform.machine()}, {cores} CPU cores.
 """
     PAGE.write_text(text)
     print(f"wrote {PAGE.relative_to(ROOT)} ({len(rows)} notebooks)")
