@@ -5,7 +5,9 @@ Each coordinate :math:`k` of a sequence :math:`x\in\mathbb R^d` is predicted fro
 
 .. math::
     \hat A=\arg\min_{A:\,A_{kk}=0}\ \frac1n\|X-XA\|_F^2+\lambda\|A\|_F^2
-    = I-R\,\operatorname{Diag}(R)^{-1},\qquad R=(S+\lambda I)^{-1},\quad S=X^\top X/n,
+    = I-R\,\operatorname{Diag}(R)^{-1},
+
+with :math:`R=(S+\lambda I)^{-1}` and :math:`S=X^\top X/n`,
 
 whose column :math:`k` is the filter that predicts :math:`x_k`. With
 :math:`D=\operatorname{Diag}(R)` the residual of coordinate :math:`k` on a fresh
@@ -13,9 +15,9 @@ whose column :math:`k` is the filter that predicts :math:`x_k`. With
 
 .. math::
     E_{\rm gen}=\frac1d\sum_k\frac{[R\Sigma R]_{kk}}{R_{kk}^2},\qquad
-    E_{\rm train}=\frac1d\sum_k\frac{[RSR]_{kk}}{R_{kk}^2},\quad RSR=R-\lambda R^2,
+    E_{\rm train}=\frac1d\sum_k\frac{[RSR]_{kk}}{R_{kk}^2},
 
-and both have deterministic equivalents through one ridge fixed point
+where :math:`RSR=R-\lambda R^2`. Both have deterministic equivalents through one ridge fixed point
 (:func:`seqrmt.rmt.ridge_resolvent_de`). The zero-mean data are never centred.
 
 Used in: Chapter 5, notebook ``01_masked_regression``.
