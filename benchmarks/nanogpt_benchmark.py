@@ -194,7 +194,7 @@ def paired(reference, rounds, chunk, threads, seed=0):
     summary = {"rounds": rounds, "chunk": chunk, "threads": threads, "ref_ms": float(np.median(rows[:, 0])),
                "ours_ms": float(np.median(rows[:, 1])), "ratio_median": float(np.median(ratio)),
                "ratio_ci95": [float(lo), float(hi)], "rounds_ours_faster": int((ratio < 1).sum()),
-               "speed_ok": bool(lo <= 1.0)}
+               "speed_ok": bool(lo <= 1.0), "per_round_ms": rows.tolist()}
     summary["components"] = _components(ref, ref_opt, ours, _make_optimizer(ours, cfg, "cpu"), train16,
                                         torch.as_tensor(ds.train, dtype=torch.long), B, T, seed)
     print(f"\nmedian step: nanoGPT {summary['ref_ms']:.1f} ms, seqrmt.nanogpt {summary['ours_ms']:.1f} ms; "
