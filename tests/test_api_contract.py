@@ -209,6 +209,10 @@ REGISTRY = {
         theories=lambda: [seqrmt.lgm.context_theory(np.full((3, 4), 1 / 3), np.ones(4), 6, 20, 0.5)],
         P=np.full((3, 4), 1 / 3), groups=[np.array([True, True, False, False]),
                                           np.array([False, False, True, True])]),
+    "lgm.mixture_error_curves": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20,
+                                     gamma=np.array([0.1, 1.0])),
+    "lgm.mixture_test_error_deviations": dict(G=_SPD2, pi=np.array([0.5, 0.5]), P=_P2,
+                                              n=np.array([8, 12]), gamma=0.5, n_trials=2, rng=0),
     "lgm.context_second_moment_gap": dict(
         batches=lambda: _context_batches(),
         theories=lambda: [seqrmt.lgm.context_theory(np.full((3, 4), 1 / 3), np.ones(4), 6, 20, 0.5)]),
@@ -675,7 +679,7 @@ EXEMPT = {
     "plotting.mean_spread": "draws on a matplotlib Axes (plotting is owned by the book team)",
     **dict.fromkeys([
         "lgm.plot_context_mean_spread", "lgm.plot_variance_vs_samples",
-        "lgm.plot_context_ridge_path",
+        "lgm.plot_context_ridge_path", "lgm.plot_mixture_ridge_path",
     ], "draws on matplotlib Axes; validation tested in tests/test_lgm_context_batches.py"),
     # torch device: depends on the machine
     "utils.torch_device": "machine-dependent (CUDA); validated by tests/test_utils.py",

@@ -211,3 +211,58 @@ def test_figures_draw_and_validate(P, batches):
     with pytest.raises(ValueError, match="shrinkage"):
         lgm.plot_context_ridge_path(axes, P, w, D_EMB, sim.n_eff, grid, sim, D_mc[:1])
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- Model 2 helpers
+@pytest.fixture(scope="module")
+def mixture():
+    P = lgm.softmax_distributions(3, 4, 0.9, rng=8)
+    pi = np.array([0.1, 0.2, 0.3, 0.4])
+    G = np.eye(4) + 0.5
+    return G, pi, P
+
+
+def test_mixture_error_curves_match_theory(mixture):
+    G, pi, P = mixture
+    M = lgm.means_from_gram(G, 30, rng=0)
+    g = np.array([0.01, 0.3, 10.0])
+    te, tr = lgm.mixture_error_curves(M, pi, P, 60, g)
+    for j, gj in enumerate(g):
+        th = lgm.mixture_theory(M, pi, P, 60, gj)
+        assert (te[j], tr[j]) == (th.test_error, th.train_error)
+    with pytest.raises(ValueError, match="gamma"):
+        lgm.mixture_error_curves(M, pi, P, 60, [-1.0])
+
+
+def test_mixture_deviations_match_inline(mixture):
+    G, pi, P = mixture
+    got = lgm.mixture_test_error_deviations(G, pi, P, [20, 40], 0.1, 3, rng=6)
+    rng = np.random.default_rng(6)
+    want = []
+    for n in (20, 40):
+        M = lgm.means_from_gram(G, n // 2, rng)
+        sim = lgm.simulate_mixture_model(M, pi, P, n, 0.1, 3, rng)
+        want.append(sim.test_error[0] - lgm.mixture_theory(M, pi, P, n, 0.1).test_error)
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="G"):
+        lgm.mixture_test_error_deviations(-G, pi, P, [20], 0.1, 3, rng=0)
+
+
+def test_mixture_ridge_path_figure(mixture):
+    G, pi, P = mixture
+    M = lgm.means_from_gram(G, 30, rng=0)
+    g = np.logspace(-2, 1, 5)
+    sim = lgm.simulate_mixture_model(M, pi, P, 60, g, 3, rng=1)
+    curves = lgm.mixture_error_curves(M, pi, P, 60, g)
+    lim, opt = lgm.mixture_limits(M, pi, P, 60), lgm.mixture_optimal_ridge(M, pi, P, 60)
+    fig, axes = plt.subplots(1, 2)
+    lgm.plot_mixture_ridge_path(axes, g, curves, sim, lim, opt, color="C0", label="x")
+    np.testing.assert_allclose(axes[0].get_lines()[0].get_ydata(), curves[0])
+    np.testing.assert_allclose(axes[1].get_lines()[0].get_ydata(), curves[1])
+    star = axes[0].get_lines()[-1]
+    assert star.get_xdata()[0] == opt[0] and star.get_ydata()[0] == opt[1]
+    with pytest.raises(ValueError, match="curves"):
+        lgm.plot_mixture_ridge_path(axes, g, (curves[0][:2], curves[1]), sim, lim, opt)
+    with pytest.raises(ValueError, match="limits"):
+        lgm.plot_mixture_ridge_path(axes, g, curves, sim, opt, opt)
+    plt.close(fig)

@@ -69,6 +69,9 @@ __all__ = [
     "mixture_limits",
     "mixture_test_error_talk",
     "mixture_optimal_ridge",
+    "mixture_error_curves",
+    "mixture_test_error_deviations",
+    "plot_mixture_ridge_path",
 ]
 
 
@@ -1674,3 +1677,151 @@ def mixture_optimal_ridge(M, pi, P, n, bounds=(1e-4, 1e3), tol=1e-6):
     if not res.success:
         raise ConvergenceError(f"optimal ridge search failed: {res.message}")
     return float(np.exp(res.x)), float(res.fun)
+
+
+def mixture_error_curves(M, pi, P, n, gamma):
+    r"""Test and training errors of Model 2 (:func:`mixture_theory`) along a ridge grid.
+
+    Parameters
+    ----------
+    M, pi, P, n
+        As in :func:`mixture_theory`.
+    gamma : array_like, shape (g,)
+        Ridge values.
+
+    Returns
+    -------
+    test_error, train_error : numpy.ndarray, shape (g,)
+
+    Examples
+    --------
+    >>> M = np.zeros((400, 1)); M[0, 0] = 1.0  # c = k = 1, ||mu||^2 = 1
+    >>> te, tr = mixture_error_curves(M, [1.0], np.ones((1, 1)), 800, [0.1, 1.0])
+    >>> bool(np.all(tr < te))
+    True
+    """
+    gamma = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
+    th = [mixture_theory(M, pi, P, n, g) for g in gamma]
+    return np.array([t.test_error for t in th]), np.array([t.train_error for t in th])
+
+
+def mixture_test_error_deviations(G, pi, P, n, gamma, n_trials, rng=None, eta=0.5):
+    r"""Deviations of the test error of single training sets from the Model-2 formula.
+
+    For each sample size :math:`n`, draws means with Gram matrix :math:`\mathcal G` in
+    dimension :math:`d=\operatorname{round}(\eta n)` (:func:`means_from_gram`), then
+    ``n_trials`` training sets (:func:`simulate_mixture_model`), and returns
+    :math:`E_{\rm test}-\bar E_{\rm test}` of each, :math:`\bar E_{\rm test}` from
+    :func:`mixture_theory`. Their root mean square measures the rate of convergence.
+
+    Parameters
+    ----------
+    G : array_like, shape (c, c)
+        Gram matrix :math:`M^\top M` (symmetric positive definite).
+    pi, P
+        As in :func:`mixture_theory`.
+    n : array_like of int, shape (m,)
+        Sample sizes.
+    gamma : float
+        Ridge.
+    n_trials : int
+        Training sets per sample size.
+    rng : int, numpy.random.Generator or None
+    eta : float
+        Ratio :math:`d/n`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, n_trials)
+
+    Examples
+    --------
+    >>> P = softmax_distributions(2, 3, 0.9, rng=0)
+    >>> gaps = mixture_test_error_deviations(np.eye(3) + 1, np.full(3, 1 / 3), P,
+    ...                                      [40, 80], 0.1, 4, rng=1)
+    >>> gaps.shape
+    (2, 4)
+    """
+    G = check_array(G, "G", ndim=2)
+    if G.shape[0] != G.shape[1] or not np.allclose(G, G.T) or np.linalg.eigvalsh(G)[0] <= 0:
+        raise ValueError("G must be a symmetric positive definite matrix")
+    n = check_int_array(n, "n", low=2, ndim=1)
+    gamma = check_positive(gamma, "gamma")
+    eta = check_positive(eta, "eta")
+    rng = as_generator(rng)
+    out = []
+    for m in n:
+        M = means_from_gram(G, max(1, int(round(eta * m))), rng)
+        sim = simulate_mixture_model(M, pi, P, int(m), gamma, n_trials, rng)
+        out.append(sim.test_error[0] - mixture_theory(M, pi, P, int(m), gamma).test_error)
+    return np.array(out)
+
+
+def plot_mixture_ridge_path(axes, gamma, curves, sim, limits, optimum, color=None, label=None,
+                            every=2):
+    r"""Draw Model-2 test and training errors against the ridge: theory, Monte Carlo and limits.
+
+    Left axis: the test-error curve, every ``every``-th Monte Carlo point with two
+    standard errors, the ridgeless limit (dotted, :math:`\gamma\le1`, if finite) and the
+    optimum (star). Right axis: the same for the training error, without the optimum.
+
+    Parameters
+    ----------
+    axes : pair of matplotlib.axes.Axes
+    gamma : array_like, shape (g,)
+        Ridge grid of the theory curves.
+    curves : pair of array_like, shape (g,)
+        Test and training errors on that grid (:func:`mixture_error_curves`).
+    sim : MixtureSimulation
+    limits : MixtureLimits
+    optimum : tuple of float
+        ``(gamma_star, test_error)`` from :func:`mixture_optimal_ridge`.
+    color, label : str, optional
+        Shared colour; legend entry of the test-error curve.
+    every : int
+        Plot every ``every``-th Monte Carlo ridge value.
+
+    Returns
+    -------
+    pair of matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> M = np.zeros((40, 1)); M[0, 0] = 1.0
+    >>> pi, P, g = [1.0], np.ones((1, 1)), np.array([0.1, 1.0])
+    >>> sim = simulate_mixture_model(M, pi, P, 80, g, 3, rng=0)
+    >>> fig, axes = plt.subplots(1, 2)
+    >>> _ = plot_mixture_ridge_path(axes, g, mixture_error_curves(M, pi, P, 80, g), sim,
+    ...                             mixture_limits(M, pi, P, 80),
+    ...                             mixture_optimal_ridge(M, pi, P, 80))
+    >>> plt.close(fig)
+    """
+    from .plotting import curve_vs_mc
+
+    if len(axes) != 2:
+        raise ValueError(f"axes must be a pair of axes, got {len(axes)}")
+    gamma = check_array(gamma, "gamma", ndim=1, positive=True)
+    if len(curves) != 2:
+        raise ValueError("curves must be a pair (test_error, train_error)")
+    if not isinstance(sim, MixtureSimulation):
+        raise ValueError(f"sim must be a MixtureSimulation, got {type(sim).__name__}")
+    if not isinstance(limits, MixtureLimits):
+        raise ValueError(f"limits must be a MixtureLimits, got {type(limits).__name__}")
+    g_star = check_positive(optimum[0], "optimum")
+    e_star = check_positive(optimum[1], "optimum")
+    every = check_positive_int(every, "every")
+    sl = slice(None, None, every)
+    ax1, ax2 = axes
+    for ax, curve, mean, se, lim, lab in (
+            (ax1, curves[0], sim.test_error_mean, sim.test_error_se,
+             limits.ridgeless_test_error, label),
+            (ax2, curves[1], sim.train_error_mean, sim.train_error_se,
+             limits.ridgeless_train_error, None)):
+        curve = check_array(curve, "curves", shape=gamma.shape)
+        curve_vs_mc(ax, gamma, curve, sim.gamma[sl], mean[sl], 2 * se[sl],
+                    theory_label=lab, mc_label=None, color=color)
+        if np.isfinite(lim):
+            ax.hlines(lim, gamma.min(), 1, colors=color, linestyles=":", lw=1.5, zorder=3)
+    ax1.plot(g_star, e_star, "*", ms=12, color=color, mec="k")
+    return axes
