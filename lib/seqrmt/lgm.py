@@ -707,6 +707,13 @@ def simulate_context_batches(P, weights, d, n, gamma, n_trials, rng=None, n_batc
     ]
 
 
+def _check_theories(theories, n_gamma):
+    """Validate a list of ContextTheory, one per ridge value."""
+    if not isinstance(theories, (list, tuple)) or len(theories) != n_gamma or not all(
+            isinstance(t, ContextTheory) for t in theories):
+        raise ValueError("theories must be a list of ContextTheory, one per ridge value")
+
+
 def _check_batches(batches, second_moment=False):
     """Validate a non-empty list of ContextSimulation (with second moments if asked)."""
     if not isinstance(batches, (list, tuple)) or not batches or not all(
@@ -986,9 +993,7 @@ def context_group_moments(batches, theories, P, groups, spread="variance"):
     batches = _check_batches(batches, second_moment=True)
     if spread not in ("variance", "sd"):
         raise ValueError(f"spread must be 'variance' or 'sd', got {spread!r}")
-    if not isinstance(theories, (list, tuple)) or len(theories) != batches[0].gamma.size or not all(
-            isinstance(t, ContextTheory) for t in theories):
-        raise ValueError("theories must be a list of ContextTheory, one per ridge value")
+    _check_theories(theories, batches[0].gamma.size)
     power = 1.0 if spread == "variance" else 0.5
     v_th = np.array([np.trace(t.cov, axis1=1, axis2=2) for t in theories]) ** power  # (g, c)
     v_b = context_batch_variance(batches) ** power  # (b, g, c)
@@ -1027,9 +1032,7 @@ def context_second_moment_gap(batches, theories):
     (1,)
     """
     batches = _check_batches(batches, second_moment=True)
-    if not isinstance(theories, (list, tuple)) or len(theories) != batches[0].gamma.size or not all(
-            isinstance(t, ContextTheory) for t in theories):
-        raise ValueError("theories must be a list of ContextTheory, one per ridge value")
+    _check_theories(theories, batches[0].gamma.size)
     if len(batches) < 2:
         raise ValueError("batches must hold at least two batches")
     C_b = np.array([b.C for b in batches])  # (b, g, c, k, k)
