@@ -24,6 +24,7 @@ import numpy as np
 from scipy import optimize, special
 
 from ._validation import (
+    check_allocation,
     check_array,
     check_int_array,
     check_positive,
@@ -895,6 +896,8 @@ def context_variance_vs_samples(P, weights, d, samples_per_context, gamma, n_tri
     gamma = check_positive(gamma, "gamma")
     rng = as_generator(rng)
     c = P.shape[1]
+    for m in sizes:
+        check_size(c * int(m), "samples_per_context")
     out = []
     for m in sizes:
         bs = simulate_context_batches(P, weights, d, c * int(m), [gamma], n_trials, rng,
@@ -1751,6 +1754,8 @@ def mixture_test_error_deviations(G, pi, P, n, gamma, n_trials, rng=None, eta=0.
     n = check_int_array(n, "n", low=2, ndim=1)
     gamma = check_positive(gamma, "gamma")
     eta = check_positive(eta, "eta")
+    for m in n:  # each trial holds a d x n data matrix
+        check_allocation((max(1, int(round(eta * m))), int(m)), "n")
     rng = as_generator(rng)
     out = []
     for m in n:
