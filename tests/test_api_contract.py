@@ -188,6 +188,34 @@ REGISTRY = {
     "lgm.mixture_limits": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20),
     "lgm.mixture_test_error_talk": dict(M=np.eye(6)[:, :2], P=_P2, n=20, gamma=0.5),
     "lgm.mixture_optimal_ridge": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20),
+    # lgm: Model 1 batch drivers and figures (short notebook cells, helper cellsA)
+    "lgm.simulate_context_batches": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6, n=20,
+                                         gamma=0.5, n_trials=4, rng=0, n_batches=2),
+    "lgm.mean_se": dict(x=np.array([[1.0, 2.0], [2.0, 5.0], [4.0, 3.0]]),
+                        _ok="x:neg x:zero x:ndim"),  # any real rows have a mean and an se
+    "lgm.context_batch_shrinkage": dict(batches=lambda: _context_batches(), P=np.full((3, 4), 1 / 3),
+                                        groups=[np.array([True, True, False, False]),
+                                                np.array([False, False, True, True])]),
+    "lgm.context_batch_variance": dict(batches=lambda: _context_batches()),
+    "lgm.context_variance_curve": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6,
+                                       n=np.array([20, 200]), gamma=0.5),
+    "lgm.context_variance_vs_samples": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6,
+                                            samples_per_context=np.array([2, 5]), gamma=0.5,
+                                            n_trials=4, rng=0, n_batches=2),
+    "lgm.context_gaps": dict(sim=lambda: _context_batches()[0],
+                             reference=np.array([[0.5, 0.3]]), gamma=np.array([0.5])),
+    "lgm.context_group_moments": dict(
+        batches=lambda: _context_batches(),
+        theories=lambda: [seqrmt.lgm.context_theory(np.full((3, 4), 1 / 3), np.ones(4), 6, 20, 0.5)],
+        P=np.full((3, 4), 1 / 3), groups=[np.array([True, True, False, False]),
+                                          np.array([False, False, True, True])]),
+    "lgm.mixture_error_curves": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20,
+                                     gamma=np.array([0.1, 1.0])),
+    "lgm.mixture_test_error_deviations": dict(G=_SPD2, pi=np.array([0.5, 0.5]), P=_P2,
+                                              n=np.array([8, 12]), gamma=0.5, n_trials=2, rng=0),
+    "lgm.context_second_moment_gap": dict(
+        batches=lambda: _context_batches(),
+        theories=lambda: [seqrmt.lgm.context_theory(np.full((3, 4), 1 / 3), np.ones(4), 6, 20, 0.5)]),
     # ---------------------------------------------------------------- utils
     "utils.as_generator": dict(rng=0),
     "utils.preset": dict(book=2, paper=5, _ok="book:* paper:*"),  # any values, returned as is
@@ -585,6 +613,12 @@ REGISTRY = {
 }
 
 
+def _context_batches():
+    """Two batches of two trials of Model 1 (c=4, k=3, one ridge value)."""
+    return seqrmt.lgm.simulate_context_batches(np.full((3, 4), 1 / 3), np.ones(4), 6, 20, [0.5],
+                                               4, rng=0, n_batches=2)
+
+
 def _tiny_dataset():
     text = "to be or not to be, that is the question. " * 30
     tok = seqrmt.data.CharTokenizer(text)
@@ -643,6 +677,10 @@ EXEMPT = {
     "plotting.hist_vs_density": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.curve_vs_mc": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.mean_spread": "draws on a matplotlib Axes (plotting is owned by the book team)",
+    **dict.fromkeys([
+        "lgm.plot_context_mean_spread", "lgm.plot_variance_vs_samples",
+        "lgm.plot_context_ridge_path", "lgm.plot_mixture_ridge_path",
+    ], "draws on matplotlib Axes; validation tested in tests/test_lgm_context_batches.py"),
     # torch device: depends on the machine
     "utils.torch_device": "machine-dependent (CUDA); validated by tests/test_utils.py",
     # network / whole corpus

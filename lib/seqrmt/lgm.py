@@ -24,6 +24,7 @@ import numpy as np
 from scipy import optimize, special
 
 from ._validation import (
+    check_allocation,
     check_array,
     check_int_array,
     check_positive,
@@ -48,6 +49,18 @@ __all__ = [
     "shrinkage_estimate",
     "simulate_context_model",
     "pool_context_simulations",
+    "simulate_context_batches",
+    "mean_se",
+    "context_batch_shrinkage",
+    "context_batch_variance",
+    "context_variance_curve",
+    "context_variance_vs_samples",
+    "context_gaps",
+    "context_group_moments",
+    "context_second_moment_gap",
+    "plot_context_mean_spread",
+    "plot_variance_vs_samples",
+    "plot_context_ridge_path",
     "means_from_gram",
     "MixtureTheory",
     "mixture_theory",
@@ -57,6 +70,9 @@ __all__ = [
     "mixture_limits",
     "mixture_test_error_talk",
     "mixture_optimal_ridge",
+    "mixture_error_curves",
+    "mixture_test_error_deviations",
+    "plot_mixture_ridge_path",
 ]
 
 
@@ -646,6 +662,545 @@ def pool_context_simulations(sims):
     )
 
 
+def simulate_context_batches(P, weights, d, n, gamma, n_trials, rng=None, n_batches=10,
+                             counts="multinomial", keep_second_moment=True):
+    r"""Independent batches of :func:`simulate_context_model`, for batch-mean error bars.
+
+    Runs ``n_batches`` independent simulations of ``n_trials // n_batches`` trials each,
+    one after the other from the same generator. The spread of a statistic over the
+    batches gives its standard error (see :func:`mean_se`);
+    :func:`pool_context_simulations` pools the batches into one simulation.
+
+    Parameters
+    ----------
+    P, weights, d, n, gamma
+        As in :func:`simulate_context_model`.
+    n_trials : int
+        Total number of trials, at least ``2 * n_batches``.
+    rng : int, numpy.random.Generator or None
+    n_batches : int
+        Number of batches, at least 2.
+    counts, keep_second_moment
+        As in :func:`simulate_context_model`.
+
+    Returns
+    -------
+    list of ContextSimulation
+        One simulation per batch.
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 9, 0.9, rng=0)
+    >>> bs = simulate_context_batches(P, np.ones(9), 9, 90, [0.1], 8, rng=1,
+    ...                               n_batches=4)
+    >>> len(bs), bs[0].train_error.shape
+    (4, (1, 2))
+    """
+    n_trials = check_size(n_trials, "n_trials")
+    n_batches = check_size(n_batches, "n_batches", minimum=2)
+    if n_trials < 2 * n_batches:
+        raise ValueError(f"n_trials must be at least 2 * n_batches = {2 * n_batches}, got {n_trials}")
+    rng = as_generator(rng)
+    return [
+        simulate_context_model(P, weights, d, n, gamma, n_trials // n_batches, rng,
+                               counts=counts, keep_second_moment=keep_second_moment)
+        for _ in range(n_batches)
+    ]
+
+
+def _check_theories(theories, n_gamma):
+    """Validate a list of ContextTheory, one per ridge value."""
+    if not isinstance(theories, (list, tuple)) or len(theories) != n_gamma or not all(
+            isinstance(t, ContextTheory) for t in theories):
+        raise ValueError("theories must be a list of ContextTheory, one per ridge value")
+
+
+def _check_batches(batches, second_moment=False):
+    """Validate a non-empty list of ContextSimulation (with second moments if asked)."""
+    if not isinstance(batches, (list, tuple)) or not batches or not all(
+            isinstance(b, ContextSimulation) for b in batches):
+        raise ValueError("batches must be a non-empty list or tuple of ContextSimulation")
+    if second_moment and any(b.C is None for b in batches):
+        raise ValueError("batches must keep the second moments (keep_second_moment=True)")
+    return list(batches)
+
+
+def mean_se(x):
+    r"""Mean and standard error of the mean over the first axis (independent batches).
+
+    Parameters
+    ----------
+    x : array_like, shape (b, ...)
+        One row per independent batch or trial, ``b >= 2``.
+
+    Returns
+    -------
+    mean, se : numpy.ndarray, shape (...)
+        The mean over the first axis and its standard error
+        ``std(ddof=1) / sqrt(b)``.
+
+    Examples
+    --------
+    >>> m, se = mean_se([1.0, 2.0, 3.0])
+    >>> float(m), round(float(se), 6)
+    (2.0, 0.57735)
+    """
+    x = check_array(x, "x")
+    if x.ndim == 0 or x.shape[0] < 2:
+        raise ValueError(f"x must have at least 2 rows, got shape {x.shape}")
+    return x.mean(axis=0), x.std(axis=0, ddof=1) / np.sqrt(x.shape[0])
+
+
+def _group_means(x, groups):
+    """Means of ``x`` over its last axis, within each boolean mask of ``groups``."""
+    if groups is None:
+        return x.mean(axis=-1)
+    masks = [np.asarray(g, dtype=bool) for g in groups]
+    if not masks or any(m.shape != x.shape[-1:] or not m.any() for m in masks):
+        raise ValueError(f"groups must be non-empty boolean masks of length {x.shape[-1]}")
+    return np.stack([x[..., m].mean(axis=-1) for m in masks], axis=-1)
+
+
+def context_batch_shrinkage(batches, P, groups=None):
+    r"""Empirical shrinkage :math:`\hat D_a` of each batch, averaged over (groups of) contexts.
+
+    Parameters
+    ----------
+    batches : list of ContextSimulation
+        Independent batches, e.g. from :func:`simulate_context_batches`.
+    P : array_like, shape (k, c)
+        True next-token distributions.
+    groups : sequence of boolean arrays of shape (c,), optional
+        Average within each group of contexts instead of over all contexts.
+
+    Returns
+    -------
+    numpy.ndarray, shape (b, g) or (b, g, len(groups))
+        :math:`\frac1{|G|}\sum_{a\in G}\hat D_a` (:func:`shrinkage_estimate`) per batch
+        and ridge value.
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 9, 0.9, rng=0)
+    >>> bs = simulate_context_batches(P, np.ones(9), 9, 90, [0.1, 1], 6, rng=1,
+    ...                               n_batches=3)
+    >>> context_batch_shrinkage(bs, P).shape
+    (3, 2)
+    """
+    batches = _check_batches(batches)
+    D = np.array([shrinkage_estimate(b.m, P) for b in batches])  # (b, g, c)
+    return _group_means(D, groups)
+
+
+def context_batch_variance(batches):
+    r"""Unbiased :math:`\operatorname{Tr}\operatorname{Cov}\hat p_a` of each batch and context.
+
+    The batch covariances of :class:`ContextSimulation` divide by the number of trials
+    :math:`t`; this function multiplies their traces by :math:`t/(t-1)`.
+
+    Parameters
+    ----------
+    batches : list of ContextSimulation
+        Independent batches with second moments, each of at least two trials.
+
+    Returns
+    -------
+    numpy.ndarray, shape (b, g, c)
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 9, 0.9, rng=0)
+    >>> bs = simulate_context_batches(P, np.ones(9), 9, 90, [0.1], 6, rng=1,
+    ...                               n_batches=3)
+    >>> v = context_batch_variance(bs)
+    >>> v.shape, bool(np.all(v > 0))
+    ((3, 1, 9), True)
+    """
+    batches = _check_batches(batches, second_moment=True)
+    out = []
+    for b in batches:
+        t = b.train_error.shape[1]
+        if t < 2:
+            raise ValueError("batches must have at least two trials each")
+        out.append(np.trace(b.cov, axis1=2, axis2=3) * t / (t - 1))
+    return np.array(out)
+
+
+def context_variance_curve(P, weights, d, n, gamma):
+    r"""Token noise and leakage (:func:`context_variance_split`) over a grid of sample sizes.
+
+    Parameters
+    ----------
+    P, weights, d
+        As in :func:`context_theory`.
+    n : array_like of int, shape (m,)
+        Sample sizes.
+    gamma : float
+        Ridge.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, 2)
+        Columns: token noise and leakage, averaged over the contexts; their sum is the
+        mean of :math:`\operatorname{Tr}\operatorname{Cov}\hat p_a`.
+
+    Examples
+    --------
+    >>> P = np.full((3, 4), 1 / 3)
+    >>> v = context_variance_curve(P, np.ones(4), 8, [40, 400, 4000], 0.1)
+    >>> bool(np.all(np.diff(v[:, 0]) < 0))  # token noise falls with n
+    True
+    """
+    n = check_int_array(n, "n", low=1, ndim=1)
+    return np.array([context_variance_split(context_theory(P, weights, d, int(m), gamma))
+                     for m in n])
+
+
+def context_variance_vs_samples(P, weights, d, samples_per_context, gamma, n_trials,
+                                rng=None, n_batches=10):
+    r"""Monte Carlo mean prediction variance at several numbers of samples per context.
+
+    For each :math:`n/c` in ``samples_per_context``, runs :func:`simulate_context_batches`
+    with fixed counts and :math:`n=c\cdot n/c`, and averages the unbiased
+    :math:`\operatorname{Tr}\operatorname{Cov}\hat p_a` over the contexts.
+
+    Parameters
+    ----------
+    P, weights, d
+        As in :func:`simulate_context_model`.
+    samples_per_context : array_like of int, shape (m,)
+        Values of :math:`n/c`.
+    gamma : float
+        Ridge.
+    n_trials : int
+        Trials per sample size, split into ``n_batches`` batches.
+    rng : int, numpy.random.Generator or None
+    n_batches : int
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_batches, m)
+        :math:`\frac1c\sum_a\operatorname{Tr}\operatorname{Cov}\hat p_a` per batch; feed it
+        to :func:`mean_se`.
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 9, 0.9, rng=0)
+    >>> v = context_variance_vs_samples(P, np.ones(9), 9, [5, 50], 0.1, 8, rng=1,
+    ...                                 n_batches=4)
+    >>> v.shape
+    (4, 2)
+    """
+    P = check_prob_columns(P, "P")
+    sizes = check_int_array(samples_per_context, "samples_per_context", low=1, ndim=1)
+    gamma = check_positive(gamma, "gamma")
+    rng = as_generator(rng)
+    c = P.shape[1]
+    for m in sizes:
+        check_size(c * int(m), "samples_per_context")
+    out = []
+    for m in sizes:
+        bs = simulate_context_batches(P, weights, d, c * int(m), [gamma], n_trials, rng,
+                                      n_batches, counts="fixed")
+        out.append(context_batch_variance(bs)[:, 0].mean(axis=1))
+    return np.array(out).T
+
+
+def context_gaps(sim, reference, gamma=None):
+    r"""Relative gaps (%) of simulated training error and :math:`\frac1c\operatorname{Tr}Q` to theory.
+
+    Parameters
+    ----------
+    sim : ContextSimulation
+    reference : sequence of ContextTheory, or array_like of shape (h, 2)
+        Theory at each ridge value of ``gamma``: objects with ``train_error`` and
+        ``delta`` attributes, or rows ``(train_error, delta)``.
+    gamma : array_like, shape (h,), optional
+        Ridge values compared, each matched to the nearest one of ``sim.gamma``
+        (default: ``sim.gamma``).
+
+    Returns
+    -------
+    numpy.ndarray, shape (h, 4)
+        Per ridge: :math:`100(\bar e/e-1)`, its standard error :math:`100\,\mathrm{se}/e`,
+        then the same for :math:`\delta`, with :math:`\bar e` the Monte Carlo mean.
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 9, 0.9, rng=0)
+    >>> sim = simulate_context_model(P, np.ones(9), 9, 90, [0.1], 20, rng=1)
+    >>> ref = [[sim.train_error_mean[0], np.mean(sim.delta[0])]]
+    >>> np.round(context_gaps(sim, ref)[:, [0, 2]], 12)
+    array([[0., 0.]])
+    """
+    if not isinstance(sim, ContextSimulation):
+        raise ValueError(f"sim must be a ContextSimulation, got {type(sim).__name__}")
+    if gamma is None:
+        idx = np.arange(sim.gamma.size)
+    else:
+        gamma = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
+        idx = np.argmin(np.abs(sim.gamma[None, :] - gamma[:, None]), axis=1)
+    if isinstance(reference, (list, tuple)) and reference and all(
+            isinstance(t, ContextTheory) for t in reference):
+        reference = [(t.train_error, t.delta) for t in reference]
+    ref = check_array(reference, "reference", shape=(idx.size, 2), positive=True)
+    out = []
+    for (e_ref, d_ref), i in zip(ref, idx):
+        row = []
+        for x, r in ((sim.train_error[i], e_ref), (sim.delta[i], d_ref)):
+            se = x.std(ddof=1) / np.sqrt(x.size)
+            row += [100 * (x.mean() / r - 1), 100 * se / r]
+        out.append(row)
+    return np.array(out)
+
+
+def context_group_moments(batches, theories, P, groups, spread="variance"):
+    r"""Shrinkage and spread of the predictions within groups of contexts: theory vs Monte Carlo.
+
+    For each ridge value and group :math:`G` of contexts, compares
+
+    * the mean shrinkage :math:`\frac1{|G|}\sum_{a\in G}D_a` of :func:`context_theory` with
+      its batch-mean estimate from :func:`context_batch_shrinkage`, and
+    * the mean spread over the group, :math:`\operatorname{Tr}\operatorname{Cov}\hat p_a`
+      (``spread="variance"``) or its square root (``spread="sd"``), as a relative gap
+      (%) of the Monte Carlo value (:func:`context_batch_variance`) to theory.
+
+    Standard errors come from the spread over the independent batches (:func:`mean_se`).
+
+    Parameters
+    ----------
+    batches : list of ContextSimulation
+        Independent batches with second moments.
+    theories : sequence of ContextTheory
+        Theory at each ridge value of the batches.
+    P : array_like, shape (k, c)
+    groups : sequence of boolean arrays of shape (c,)
+    spread : {"variance", "sd"}
+
+    Returns
+    -------
+    dict of numpy.ndarray, each of shape (g, len(groups))
+        ``D_theory``, ``D_mc``, ``D_se``, ``spread_gap``, ``spread_gap_se``.
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 8, 0.9, rng=0)
+    >>> w = np.repeat([0.5, 1.5], 4)
+    >>> bs = simulate_context_batches(P, w, 8, 400, [0.1], 6, rng=1, n_batches=3,
+    ...                               counts="fixed")
+    >>> th = [context_theory(P, w, 8, bs[0].n_eff, 0.1)]
+    >>> out = context_group_moments(bs, th, P, [w < 1, w > 1])
+    >>> out["D_mc"].shape
+    (1, 2)
+    """
+    batches = _check_batches(batches, second_moment=True)
+    if spread not in ("variance", "sd"):
+        raise ValueError(f"spread must be 'variance' or 'sd', got {spread!r}")
+    _check_theories(theories, batches[0].gamma.size)
+    power = 1.0 if spread == "variance" else 0.5
+    v_th = np.array([np.trace(t.cov, axis1=1, axis2=2) for t in theories]) ** power  # (g, c)
+    v_b = context_batch_variance(batches) ** power  # (b, g, c)
+    D_mc, D_se = mean_se(context_batch_shrinkage(batches, P, groups))
+    gap, gap_se = mean_se(100 * (_group_means(v_b, groups) / _group_means(v_th, groups) - 1))
+    D_th = _group_means(np.array([t.D for t in theories]), groups)
+    return {"D_theory": D_th, "D_mc": D_mc, "D_se": D_se, "spread_gap": gap, "spread_gap_se": gap_se}
+
+
+def context_second_moment_gap(batches, theories):
+    r"""Distance of the Monte Carlo second moments :math:`C_a` to theory, in units of their noise.
+
+    Returns :math:`\|\bar C-C\|_F/\sigma` per ridge value, where :math:`\bar C` is the mean
+    of the batch second moments (all contexts stacked) and
+    :math:`\sigma^2=\sum\operatorname{Var}/b` sums the batch variances of its entries
+    divided by the number of batches :math:`b`; a value near 1 means the gap is noise.
+
+    Parameters
+    ----------
+    batches : list of ContextSimulation
+        Independent batches with second moments.
+    theories : sequence of ContextTheory
+        Theory at each ridge value of the batches.
+
+    Returns
+    -------
+    numpy.ndarray, shape (g,)
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 8, 0.9, rng=0)
+    >>> bs = simulate_context_batches(P, np.ones(8), 8, 400, [0.1], 40, rng=1,
+    ...                               n_batches=4)
+    >>> th = [context_theory(P, np.ones(8), 8, 400, 0.1)]
+    >>> context_second_moment_gap(bs, th).shape
+    (1,)
+    """
+    batches = _check_batches(batches, second_moment=True)
+    _check_theories(theories, batches[0].gamma.size)
+    if len(batches) < 2:
+        raise ValueError("batches must hold at least two batches")
+    C_b = np.array([b.C for b in batches])  # (b, g, c, k, k)
+    out = []
+    for i, t in enumerate(theories):
+        noise = np.sqrt(np.sum(C_b[:, i].var(axis=0, ddof=1)) / len(batches))
+        out.append(np.linalg.norm(C_b[:, i].mean(axis=0) - t.C) / noise)
+    return np.array(out)
+
+
+# ---------------------------------------------------------------------------
+# Model 1: figures
+# ---------------------------------------------------------------------------
+
+
+def plot_context_mean_spread(ax, P, context, theory, sim, index, labels=None):
+    r"""Draw true, predicted and simulated :math:`\hat p_a` for one context, with spreads.
+
+    Calls :func:`seqrmt.plotting.mean_spread` with the true :math:`p_a`, the predicted
+    mean :math:`D_ap_a` with the predicted standard deviations
+    :math:`\sqrt{\operatorname{Cov}(\hat p_a)_{jj}}`, and the Monte Carlo mean and
+    standard deviations.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    P : array_like, shape (k, c)
+    context : int
+        The context :math:`a`.
+    theory : ContextTheory
+        Theory at the ridge value drawn.
+    sim : ContextSimulation
+        Simulation with second moments.
+    index : int
+        Position of that ridge value in ``sim.gamma``.
+    labels : list of str, optional
+        Tick labels (default ``"token 1"``, ...).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> P = softmax_distributions(3, 4, 0.9, rng=0)
+    >>> sim = simulate_context_model(P, np.ones(4), 4, 80, [0.1], 5, rng=1)
+    >>> th = context_theory(P, np.ones(4), 4, 80, 0.1)
+    >>> fig, ax = plt.subplots()
+    >>> _ = plot_context_mean_spread(ax, P, 2, th, sim, 0)
+    >>> plt.close(fig)
+    """
+    from .plotting import mean_spread
+
+    P = check_prob_columns(P, "P")
+    k, c = P.shape
+    a = check_int_array(context, "context", low=0, high=c, ndim=0).item()
+    if not isinstance(theory, ContextTheory):
+        raise ValueError(f"theory must be a ContextTheory, got {type(theory).__name__}")
+    if not isinstance(sim, ContextSimulation):
+        raise ValueError(f"sim must be a ContextSimulation, got {type(sim).__name__}")
+    i = check_int_array(index, "index", low=0, high=sim.gamma.size, ndim=0).item()
+    sd_th = np.sqrt(np.diag(theory.cov[a]))
+    sd_mc = np.sqrt(np.diag(sim.cov[i][a]))
+    if labels is None:
+        labels = [f"token {j + 1}" for j in range(k)]
+    return mean_spread(ax, P[:, a], theory.m[:, a], sd_th, sim.m[i][:, a], sd_mc, labels=labels)
+
+
+def plot_variance_vs_samples(ax, samples_per_context, split, mc_samples_per_context, mc_mean, mc_err):
+    r"""Draw the prediction variance against :math:`n/c`: token noise, leakage, total and Monte Carlo.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    samples_per_context : array_like, shape (m,)
+        Grid of :math:`n/c` for the theory curves.
+    split : array_like, shape (m, 2)
+        Token noise and leakage on that grid (:func:`context_variance_curve`).
+    mc_samples_per_context, mc_mean, mc_err : array_like, shape (p,)
+        Monte Carlo abscissae, means and error bars.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> x = np.array([1.0, 10.0])
+    >>> _ = plot_variance_vs_samples(ax, x, [[1.0, 0.1], [0.1, 0.1]], x,
+    ...                              [1.1, 0.2], [0.1, 0.02])
+    >>> plt.close(fig)
+    """
+    from .plotting import SIM_COLOR, THEORY_COLOR
+
+    x = check_array(samples_per_context, "samples_per_context", ndim=1, positive=True)
+    split = check_array(split, "split", shape=(x.size, 2))
+    x_mc = check_array(mc_samples_per_context, "mc_samples_per_context", ndim=1, positive=True)
+    mc_mean = check_array(mc_mean, "mc_mean", shape=(x_mc.size,))
+    mc_err = check_array(mc_err, "mc_err", shape=(x_mc.size,))
+    ax.plot(x, split.sum(axis=1), color=THEORY_COLOR, label="theory, total")
+    ax.plot(x, split[:, 0], ":", color="k", lw=1.5, label="token noise")
+    ax.plot(x, split[:, 1], "--", color="k", lw=1.5, label="leakage")
+    ax.errorbar(x_mc, mc_mean, mc_err, fmt="o", mfc="white", capsize=3, color=SIM_COLOR,
+                label="Monte Carlo")
+    ax.set(xscale="log", yscale="log", xlabel="samples per context $n/c$",
+           ylabel=r"$\frac{1}{c}\sum_a\mathrm{tr}\,\mathrm{Cov}\,\hat p_a$")
+    ax.legend(loc="upper right")
+    return ax
+
+
+def plot_context_ridge_path(axes, P, weights, d, n, gamma, sim, shrinkage, color=None, label=None):
+    r"""Draw the mean shrinkage and the training error of Model 1 against the ridge.
+
+    Left axis: :math:`\frac1c\sum_aD_a` of :func:`context_theory` (curve) and a Monte Carlo
+    estimate (points). Right axis: the training error, theory (curve) and
+    ``sim.train_error_mean`` with two standard errors (points).
+
+    Parameters
+    ----------
+    axes : pair of matplotlib.axes.Axes
+    P, weights, d, n
+        As in :func:`context_theory`.
+    gamma : array_like, shape (m,)
+        Ridge grid of the theory curves.
+    sim : ContextSimulation
+        Simulation at the ridge values ``sim.gamma``.
+    shrinkage : array_like, shape (len(sim.gamma),)
+        Monte Carlo shrinkage at those ridge values.
+    color, label : str, optional
+        Shared colour; legend entry of the shrinkage curve.
+
+    Returns
+    -------
+    pair of matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> P = softmax_distributions(3, 4, 0.9, rng=0)
+    >>> sim = simulate_context_model(P, np.ones(4), 4, 80, [0.1, 1], 5, rng=1)
+    >>> fig, axes = plt.subplots(1, 2)
+    >>> D = shrinkage_estimate(sim.m, P).mean(axis=1)
+    >>> _ = plot_context_ridge_path(axes, P, np.ones(4), 4, 80, [0.1, 1], sim, D)
+    >>> plt.close(fig)
+    """
+    from .plotting import curve_vs_mc
+
+    if len(axes) != 2:
+        raise ValueError(f"axes must be a pair of axes, got {len(axes)}")
+    gamma = check_array(gamma, "gamma", ndim=1, positive=True)
+    if not isinstance(sim, ContextSimulation):
+        raise ValueError(f"sim must be a ContextSimulation, got {type(sim).__name__}")
+    shrinkage = check_array(shrinkage, "shrinkage", shape=sim.gamma.shape)
+    theories = [context_theory(P, weights, d, n, g) for g in gamma]
+    curve_vs_mc(axes[0], gamma, [t.D.mean() for t in theories], sim.gamma, shrinkage,
+                color=color, theory_label=label, mc_label=None)
+    curve_vs_mc(axes[1], gamma, [t.train_error for t in theories], sim.gamma,
+                sim.train_error_mean, 2 * sim.train_error_se, color=color,
+                theory_label=None, mc_label=None)
+    return axes
+
+
 # ---------------------------------------------------------------------------
 # Model 2: Gaussian mixture
 # ---------------------------------------------------------------------------
@@ -1128,3 +1683,153 @@ def mixture_optimal_ridge(M, pi, P, n, bounds=(1e-4, 1e3), tol=1e-6):
     if not res.success:
         raise ConvergenceError(f"optimal ridge search failed: {res.message}")
     return float(np.exp(res.x)), float(res.fun)
+
+
+def mixture_error_curves(M, pi, P, n, gamma):
+    r"""Test and training errors of Model 2 (:func:`mixture_theory`) along a ridge grid.
+
+    Parameters
+    ----------
+    M, pi, P, n
+        As in :func:`mixture_theory`.
+    gamma : array_like, shape (g,)
+        Ridge values.
+
+    Returns
+    -------
+    test_error, train_error : numpy.ndarray, shape (g,)
+
+    Examples
+    --------
+    >>> M = np.zeros((400, 1)); M[0, 0] = 1.0  # c = k = 1, ||mu||^2 = 1
+    >>> te, tr = mixture_error_curves(M, [1.0], np.ones((1, 1)), 800, [0.1, 1.0])
+    >>> bool(np.all(tr < te))
+    True
+    """
+    gamma = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
+    th = [mixture_theory(M, pi, P, n, g) for g in gamma]
+    return np.array([t.test_error for t in th]), np.array([t.train_error for t in th])
+
+
+def mixture_test_error_deviations(G, pi, P, n, gamma, n_trials, rng=None, eta=0.5):
+    r"""Deviations of the test error of single training sets from the Model-2 formula.
+
+    For each sample size :math:`n`, draws means with Gram matrix :math:`\mathcal G` in
+    dimension :math:`d=\operatorname{round}(\eta n)` (:func:`means_from_gram`), then
+    ``n_trials`` training sets (:func:`simulate_mixture_model`), and returns
+    :math:`E_{\rm test}-\bar E_{\rm test}` of each, :math:`\bar E_{\rm test}` from
+    :func:`mixture_theory`. Their root mean square measures the rate of convergence.
+
+    Parameters
+    ----------
+    G : array_like, shape (c, c)
+        Gram matrix :math:`M^\top M` (symmetric positive definite).
+    pi, P
+        As in :func:`mixture_theory`.
+    n : array_like of int, shape (m,)
+        Sample sizes.
+    gamma : float
+        Ridge.
+    n_trials : int
+        Training sets per sample size.
+    rng : int, numpy.random.Generator or None
+    eta : float
+        Ratio :math:`d/n`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, n_trials)
+
+    Examples
+    --------
+    >>> P = softmax_distributions(2, 3, 0.9, rng=0)
+    >>> gaps = mixture_test_error_deviations(np.eye(3) + 1, np.full(3, 1 / 3), P,
+    ...                                      [40, 80], 0.1, 4, rng=1)
+    >>> gaps.shape
+    (2, 4)
+    """
+    G = check_array(G, "G", ndim=2)
+    if G.shape[0] != G.shape[1] or not np.allclose(G, G.T) or np.linalg.eigvalsh(G)[0] <= 0:
+        raise ValueError("G must be a symmetric positive definite matrix")
+    n = check_int_array(n, "n", low=2, ndim=1)
+    gamma = check_positive(gamma, "gamma")
+    eta = check_positive(eta, "eta")
+    for m in n:  # each trial holds a d x n data matrix
+        check_allocation((max(1, int(round(eta * m))), int(m)), "n")
+    rng = as_generator(rng)
+    out = []
+    for m in n:
+        M = means_from_gram(G, max(1, int(round(eta * m))), rng)
+        sim = simulate_mixture_model(M, pi, P, int(m), gamma, n_trials, rng)
+        out.append(sim.test_error[0] - mixture_theory(M, pi, P, int(m), gamma).test_error)
+    return np.array(out)
+
+
+def plot_mixture_ridge_path(axes, gamma, curves, sim, limits, optimum, color=None, label=None,
+                            every=2):
+    r"""Draw Model-2 test and training errors against the ridge: theory, Monte Carlo and limits.
+
+    Left axis: the test-error curve, every ``every``-th Monte Carlo point with two
+    standard errors, the ridgeless limit (dotted, :math:`\gamma\le1`, if finite) and the
+    optimum (star). Right axis: the same for the training error, without the optimum.
+
+    Parameters
+    ----------
+    axes : pair of matplotlib.axes.Axes
+    gamma : array_like, shape (g,)
+        Ridge grid of the theory curves.
+    curves : pair of array_like, shape (g,)
+        Test and training errors on that grid (:func:`mixture_error_curves`).
+    sim : MixtureSimulation
+    limits : MixtureLimits
+    optimum : tuple of float
+        ``(gamma_star, test_error)`` from :func:`mixture_optimal_ridge`.
+    color, label : str, optional
+        Shared colour; legend entry of the test-error curve.
+    every : int
+        Plot every ``every``-th Monte Carlo ridge value.
+
+    Returns
+    -------
+    pair of matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> M = np.zeros((40, 1)); M[0, 0] = 1.0
+    >>> pi, P, g = [1.0], np.ones((1, 1)), np.array([0.1, 1.0])
+    >>> sim = simulate_mixture_model(M, pi, P, 80, g, 3, rng=0)
+    >>> fig, axes = plt.subplots(1, 2)
+    >>> _ = plot_mixture_ridge_path(axes, g, mixture_error_curves(M, pi, P, 80, g), sim,
+    ...                             mixture_limits(M, pi, P, 80),
+    ...                             mixture_optimal_ridge(M, pi, P, 80))
+    >>> plt.close(fig)
+    """
+    from .plotting import curve_vs_mc
+
+    if len(axes) != 2:
+        raise ValueError(f"axes must be a pair of axes, got {len(axes)}")
+    gamma = check_array(gamma, "gamma", ndim=1, positive=True)
+    if len(curves) != 2:
+        raise ValueError("curves must be a pair (test_error, train_error)")
+    if not isinstance(sim, MixtureSimulation):
+        raise ValueError(f"sim must be a MixtureSimulation, got {type(sim).__name__}")
+    if not isinstance(limits, MixtureLimits):
+        raise ValueError(f"limits must be a MixtureLimits, got {type(limits).__name__}")
+    g_star = check_positive(optimum[0], "optimum")
+    e_star = check_positive(optimum[1], "optimum")
+    every = check_positive_int(every, "every")
+    sl = slice(None, None, every)
+    ax1, ax2 = axes
+    for ax, curve, mean, se, lim, lab in (
+            (ax1, curves[0], sim.test_error_mean, sim.test_error_se,
+             limits.ridgeless_test_error, label),
+            (ax2, curves[1], sim.train_error_mean, sim.train_error_se,
+             limits.ridgeless_train_error, None)):
+        curve = check_array(curve, "curves", shape=gamma.shape)
+        curve_vs_mc(ax, gamma, curve, sim.gamma[sl], mean[sl], 2 * se[sl],
+                    theory_label=lab, mc_label=None, color=color)
+        if np.isfinite(lim):
+            ax.hlines(lim, gamma.min(), 1, colors=color, linestyles=":", lw=1.5, zorder=3)
+    ax1.plot(g_star, e_star, "*", ms=12, color=color, mec="k")
+    return axes
