@@ -499,6 +499,27 @@ REGISTRY = {
                                                    beta=0.5, gamma_pre=1.0, gamma=1.0,
                                                    alphas=np.array([0.0, 1.0]), rng=0,
                                                    _ok="mu_orth:zero beta:* alphas:*"),
+    # frontiers.transfer: notebook drivers and reports (short-cells task, 5.4)
+    "frontiers.transfer.l2sp_experiment": dict(p=5, n_s=10, sigma_s2=0.5, taus=np.array([0.25]),
+                                               targets=[(10, 0.25, 0.5)], rho=0.5, n_seeds=2,
+                                               rng=0, _ok="sigma_s2:zero rho:*"),
+    "frontiers.transfer.l2sp_theory": dict(p=20, n_s=40, sigma_s2=0.5, taus=np.array([0.25]),
+                                           targets=[(40, 0.25, 0.5)], rho=0.5,
+                                           _ok="sigma_s2:zero rho:*"),
+    "frontiers.transfer.l2sp_table": dict(taus=np.array([0.25]), targets=[(40, 0.25, 0.5)],
+                                          distance_sq=np.array([[1.0], [1.2]]),
+                                          risk=np.array([[[0.5, 0.6]], [[0.7, 0.6]]]),
+                                          distance_sq_theory=np.array([1.0, 1.0]),
+                                          risk_theory=np.array([[0.6, 0.6]])),
+    "frontiers.transfer.alpha_lora_experiment": dict(N=100, n=50, p=10, mu=1.0, mu_orth=1.0,
+                                                     beta=0.5, gamma_pre=1.0, gamma=1.0,
+                                                     alphas=np.array([0.0, 1.0]), n_draws=2,
+                                                     rng=0,
+                                                     _ok="mu_orth:zero beta:* alphas:*"),
+    "frontiers.transfer.alpha_lora_report": dict(
+        setting=(1000, 200, 100, 1.0, 1.5, 0.3, 1.0, 1.0),
+        alphas=np.r_[0.0, 1.0, 0.07921663065443833, 0.08307080224352364],  # + both alpha*
+        accuracy=np.full((2, 4), 0.8) + np.array([[0.0], [0.01]]), t3=np.array([0.04, 0.05])),
     "dyson.weight_spectra.bootstrap_mp_fit": dict(
         eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))),
         ratio=0.25, n_boot=3, rng=0),
@@ -643,6 +664,13 @@ EXEMPT = {
     "plotting.hist_vs_density": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.curve_vs_mc": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.mean_spread": "draws on a matplotlib Axes (plotting is owned by the book team)",
+    # frontiers figure helpers (short-cells task): inputs validated, drawing tested in
+    # tests/test_frontiers_transfer.py, tests/test_frontiers_features.py, tests/test_frontiers_pls.py
+    **dict.fromkeys([
+        "frontiers.transfer.plot_transfer_region", "frontiers.transfer.plot_l2sp_learning_curves",
+        "frontiers.transfer.plot_alpha_lora", "frontiers.features.plot_training_error",
+        "frontiers.pls.plot_overlaps",
+    ], "draws on a matplotlib Axes (tested in tests/test_frontiers_*.py)"),
     # torch device: depends on the machine
     "utils.torch_device": "machine-dependent (CUDA); validated by tests/test_utils.py",
     # network / whole corpus
