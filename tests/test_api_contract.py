@@ -597,12 +597,27 @@ REGISTRY = {
     "frontiers.features.relu_kernel_linear": dict(X=np.arange(12.0).reshape(3, 4) / 10),
     "frontiers.features.random_features_training_error": dict(
         Phi=np.eye(3) + 0.1, y=np.array([1.0, -1.0, 1.0]), n_features=4, gamma=0.5),
+    # frontiers.features: notebook driver and table (short-cells task, 5.5)
+    "frontiers.features.random_features_errors": dict(
+        X=np.arange(12.0).reshape(3, 4) / 10, y=np.array([1.0, -1.0, 1.0, -1.0]),
+        ratios=np.array([0.5, 1.0]), gamma=np.array([0.1, 1.0]), n_draws=2, rng=0),
+    "frontiers.features.training_error_table": dict(
+        ratios=np.array([0.5]), gamma=np.array([0.1]), errors=np.array([[[0.30], [0.32]]]),
+        theory=np.array([[0.3]]), theory_linear=np.array([[0.3]])),
     # ---------------------------------------------------------------- frontiers.pls (P5b)
     "frontiers.pls.two_view_data": dict(n=5, p=3, q=4, t_x=1.0, t_y=2.0, rng=0),
     "frontiers.pls.pls_svd": dict(X=np.arange(6.0).reshape(3, 2), Y=np.arange(9.0).reshape(3, 3)),
     "frontiers.pls.pls_noise": dict(c_x=0.5, c_y=0.75),
     "frontiers.pls.pls_spike": dict(t_x=1.0, t_y=1.0, c_x=0.5, c_y=0.75),
     "frontiers.pls.pca_overlap": dict(t=2.0, ratio=0.5),
+    # frontiers.pls: notebook driver and report (short-cells task, 5.5)
+    "frontiers.pls.overlap_experiment": dict(n=20, p=4, q=6, t_x=np.array([1.0]),
+                                             t_y=np.array([2.0]), n_rep=2, rng=0),
+    "frontiers.pls.spike_report": dict(t_x=np.array([4.0]), t_y=np.array([4.0]), c_x=0.25,
+                                       c_y=0.5, pls_stats=np.array([[[[2.0, 0.9, 0.5],
+                                                                     [2.1, 0.95, 0.6]]]]),
+                                       pca=np.array([[[0.5, 0.6]]]), rows=[(0, 0)],
+                                       pca_columns=[0]),
 }
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import optimize
 
 from .. import plotting
-from .._validation import check_array, check_nonnegative, check_positive, check_size
+from .._validation import check_array, check_int_array, check_nonnegative, check_positive, check_size
 from ..utils import as_generator
 
 __all__ = [
@@ -464,13 +464,11 @@ def spike_report(t_x, t_y, c_x, c_y, pls_stats, pca, rows, pca_columns):
     """
     t_x, t_y, st, pca = _check_runs(t_x, t_y, pls_stats, pca)
     c_x, c_y = check_positive(c_x, "c_x"), check_positive(c_y, "c_y")
-    rows = [tuple(int(i) for i in r) for r in rows]
-    if not rows or any(len(r) != 2 or not (0 <= r[0] < t_y.size and 0 <= r[1] < t_x.size)
-                       for r in rows):
-        raise ValueError("rows must be non-empty (t_y index, t_x index) pairs in range")
-    cols = [int(b) for b in pca_columns]
-    if any(not 0 <= b < t_x.size for b in cols):
-        raise ValueError("pca_columns must be t_x indices in range")
+    rows = check_int_array(rows, "rows", low=0, ndim=2)
+    if rows.shape[1] != 2 or np.any(rows[:, 0] >= t_y.size) or np.any(rows[:, 1] >= t_x.size):
+        raise ValueError("rows must hold (t_y index, t_x index) pairs in range")
+    rows = [(int(a), int(b)) for a, b in rows]
+    cols = check_int_array(pca_columns, "pca_columns", low=0, high=t_x.size, ndim=1).tolist()
     lines = ["t_x   t_y   <u_hat,u>^2: theory, MC      <v_hat,v>^2: theory, MC"]
     z, spikes = [], {r: pls_spike(t_x[r[1]], t_y[r[0]], c_x, c_y) for r in rows}
     for a, b in rows:
