@@ -160,6 +160,19 @@ REGISTRY = {
     "frontiers.masked.masked_ridge_spectrum": dict(
         X=np.random.default_rng(0).standard_normal((6, 3)), lam=0.1),
     "frontiers.masked.spiked_masked_top": dict(theta=2.0, gamma=0.5, lam=0.5),
+    # frontiers.masked: notebook drivers and table (short-cells task, 5.1)
+    "frontiers.masked.masked_ridge_experiment": dict(Sigma=np.eye(3), n=5,
+                                                     lam=np.array([0.1, 1.0]), n_sets=2, rng=0),
+    "frontiers.masked.finite_size_gaps": dict(Sigma=np.eye(3), n=5, lam=np.array([0.1, 1.0]),
+                                              n_sets=2, rng=0),
+    "frontiers.masked.spiked_experiment": dict(u=np.array([1.0, 0.0, 0.0]),
+                                               theta=np.array([0.5, 2.0]), n=6, lam=0.5,
+                                               n_sets=2, rng=0),
+    "frontiers.masked.spiked_table": dict(theta=np.array([2.0, 3.0]),
+                                          top=np.array([[0.70, 0.72], [0.76, 0.77]]),
+                                          overlap=np.array([[0.6, 0.7], [0.8, 0.82]]),
+                                          overlap_pca=np.array([[0.6, 0.7], [0.8, 0.82]]),
+                                          gamma=0.5, lam=0.5),
     # rmt additions for Chapter 5 (helper P5b)
     "rmt.hermite_coefficients": dict(f=np.tanh, n_nodes=20),
     "rmt.semicircle_free_convolution": dict(stieltjes=lambda w: 1.0 / (1.0 - w), var=1.0,
@@ -684,7 +697,8 @@ EXEMPT = {
     **dict.fromkeys([
         "frontiers.transfer.plot_transfer_region", "frontiers.transfer.plot_l2sp_learning_curves",
         "frontiers.transfer.plot_alpha_lora", "frontiers.features.plot_training_error",
-        "frontiers.pls.plot_overlaps",
+        "frontiers.pls.plot_overlaps", "frontiers.masked.plot_errors_vs_ridge",
+        "frontiers.masked.plot_spiked",
     ], "draws on a matplotlib Axes (tested in tests/test_frontiers_*.py)"),
     # torch device: depends on the machine
     "utils.torch_device": "machine-dependent (CUDA); validated by tests/test_utils.py",
