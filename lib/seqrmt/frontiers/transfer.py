@@ -973,9 +973,9 @@ def alpha_lora_experiment(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, 
     N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas
         As in :func:`simulate_alpha_lora`.
     n_draws : int
-        Number of independent realisations (at least 2, for standard errors).
+        Independent draws, at least 2 (:func:`alpha_lora_report` needs standard errors).
     rng : numpy.random.Generator or int or None
-        Random generator, used by the realisations in turn.
+        Random generator; the draws use it one after the other.
 
     Returns
     -------
