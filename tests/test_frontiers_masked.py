@@ -212,3 +212,17 @@ def test_plot_helpers_draw_the_theory():
     assert grid[0] == 0.05 and grid[-1] == pytest.approx(3.2)
     np.testing.assert_allclose(bx.lines[0].get_ydata(), M.spiked_masked_top(grid, 0.5, 0.5)[0])
     plt.close(fig)
+
+
+def test_spiked_experiment_with_heteroscedastic_noise():
+    d = 6
+    u = np.ones(d) / np.sqrt(d)
+    sig2 = np.where(np.arange(d) % 2 == 0, 0.5, 3.0)
+    top, ov, _ = M.spiked_experiment(u, [2.0], 30, 0.5, 2, np.random.default_rng(3),
+                                     noise_variances=sig2)
+    rng, L = np.random.default_rng(3), np.linalg.cholesky(np.diag(sig2) + 2.0 * np.outer(u, u))
+    for s in range(2):
+        ev, V = M.masked_ridge_spectrum(rng.standard_normal((30, d)) @ L.T, 0.5)
+        assert top[0, s] == ev[0] and ov[0, s] == pytest.approx((V[:, 0] @ u) ** 2)
+    with pytest.raises(ValueError, match="noise_variances"):
+        M.spiked_experiment(u, [2.0], 30, 0.5, 2, 0, noise_variances=-sig2)

@@ -605,8 +605,8 @@ def plot_errors_vs_ridge(ax, lam, theory, lam_mc, mean, se, population_error=Non
     return ax
 
 
-def spiked_experiment(u, theta, n, lam, n_sets, rng=None):
-    r"""Top eigenpair of masked ridge and of PCA on spiked data :math:`\Sigma=I+\theta uu^\top`.
+def spiked_experiment(u, theta, n, lam, n_sets, rng=None, noise_variances=None):
+    r"""Top eigenpair of masked ridge and of PCA on spiked data :math:`\Sigma=D+\theta uu^\top`.
 
     For each :math:`\theta` and data set (in this order), :math:`n` Gaussian rows with covariance
     :math:`\Sigma`; records the top eigenvalue of :math:`\hat A` (:func:`masked_ridge_spectrum`)
@@ -626,6 +626,8 @@ def spiked_experiment(u, theta, n, lam, n_sets, rng=None):
     n_sets : int
         Data sets per :math:`\theta`.
     rng : None, int or numpy.random.Generator
+    noise_variances : array_like, shape (d,), optional
+        Diagonal of the noise covariance :math:`D` (positive); default :math:`D=I`.
 
     Returns
     -------
@@ -646,10 +648,12 @@ def spiked_experiment(u, theta, n, lam, n_sets, rng=None):
     theta = check_array(theta, "theta", ndim=1)
     if np.any(theta < 0):
         raise ValueError("theta must be non-negative")
+    noise = (np.eye(u.size) if noise_variances is None else
+             np.diag(check_array(noise_variances, "noise_variances", shape=u.shape, positive=True)))
     rng = as_generator(rng)
     top, ov, ov_pca = (np.zeros((theta.size, n_sets)) for _ in range(3))
     for i, th in enumerate(theta):
-        sets = _gaussian_sets(np.eye(u.size) + th * np.outer(u, u), n, n_sets, rng)
+        sets = _gaussian_sets(noise + th * np.outer(u, u), n, n_sets, rng)
         for s, X in enumerate(sets):
             ev, V = masked_ridge_spectrum(X, lam)
             top[i, s], ov[i, s] = ev[0], (V[:, 0] @ u) ** 2
