@@ -677,7 +677,7 @@ def spiked_table(theta, top, overlap, overlap_pca, gamma, lam, strong=1.5):
     One row per :math:`\theta`: the top eigenvalue (theory, mean :math:`\pm` se) and the overlap
     (theory, masked ridge mean :math:`\pm` se, PCA mean), from :func:`spiked_masked_top`; then the
     largest eigenvalue gap in standard errors for :math:`\theta\ge` ``strong`` and the largest
-    mean :math:`|`overlap difference:math:`|` between masked ridge and PCA.
+    (over :math:`\theta`) mean absolute difference between the overlaps of masked ridge and PCA.
 
     Parameters
     ----------
