@@ -160,6 +160,19 @@ REGISTRY = {
     "frontiers.masked.masked_ridge_spectrum": dict(
         X=np.random.default_rng(0).standard_normal((6, 3)), lam=0.1),
     "frontiers.masked.spiked_masked_top": dict(theta=2.0, gamma=0.5, lam=0.5),
+    # frontiers.masked: notebook drivers and table (short-cells task, 5.1)
+    "frontiers.masked.masked_ridge_experiment": dict(Sigma=np.eye(3), n=5,
+                                                     lam=np.array([0.1, 1.0]), n_sets=2, rng=0),
+    "frontiers.masked.finite_size_gaps": dict(Sigma=np.eye(3), n=5, lam=np.array([0.1, 1.0]),
+                                              n_sets=2, rng=0),
+    "frontiers.masked.spiked_experiment": dict(u=np.array([1.0, 0.0, 0.0]),
+                                               theta=np.array([0.5, 2.0]), n=6, lam=0.5,
+                                               n_sets=2, rng=0),
+    "frontiers.masked.spiked_table": dict(theta=np.array([2.0, 3.0]),
+                                          top=np.array([[0.70, 0.72], [0.76, 0.77]]),
+                                          overlap=np.array([[0.6, 0.7], [0.8, 0.82]]),
+                                          overlap_pca=np.array([[0.6, 0.7], [0.8, 0.82]]),
+                                          gamma=0.5, lam=0.5),
     # rmt additions for Chapter 5 (helper P5b)
     "rmt.hermite_coefficients": dict(f=np.tanh, n_nodes=20),
     "rmt.semicircle_free_convolution": dict(stieltjes=lambda w: 1.0 / (1.0 - w), var=1.0,
@@ -527,6 +540,27 @@ REGISTRY = {
                                                    beta=0.5, gamma_pre=1.0, gamma=1.0,
                                                    alphas=np.array([0.0, 1.0]), rng=0,
                                                    _ok="mu_orth:zero beta:* alphas:*"),
+    # frontiers.transfer: notebook drivers and reports (short-cells task, 5.4)
+    "frontiers.transfer.l2sp_experiment": dict(p=5, n_s=10, sigma_s2=0.5, taus=np.array([0.25]),
+                                               targets=[(10, 0.25, 0.5)], rho=0.5, n_seeds=2,
+                                               rng=0, _ok="sigma_s2:zero rho:*"),
+    "frontiers.transfer.l2sp_theory": dict(p=20, n_s=40, sigma_s2=0.5, taus=np.array([0.25]),
+                                           targets=[(40, 0.25, 0.5)], rho=0.5,
+                                           _ok="sigma_s2:zero rho:*"),
+    "frontiers.transfer.l2sp_table": dict(taus=np.array([0.25]), targets=[(40, 0.25, 0.5)],
+                                          distance_sq=np.array([[1.0], [1.2]]),
+                                          risk=np.array([[[0.5, 0.6]], [[0.7, 0.6]]]),
+                                          distance_sq_theory=np.array([1.0, 1.0]),
+                                          risk_theory=np.array([[0.6, 0.6]])),
+    "frontiers.transfer.alpha_lora_experiment": dict(N=100, n=50, p=10, mu=1.0, mu_orth=1.0,
+                                                     beta=0.5, gamma_pre=1.0, gamma=1.0,
+                                                     alphas=np.array([0.0, 1.0]), n_draws=2,
+                                                     rng=0,
+                                                     _ok="mu_orth:zero beta:* alphas:*"),
+    "frontiers.transfer.alpha_lora_report": dict(
+        setting=(1000, 200, 100, 1.0, 1.5, 0.3, 1.0, 1.0),
+        alphas=np.r_[0.0, 1.0, 0.07921663065443833, 0.08307080224352364],  # + both alpha*
+        accuracy=np.full((2, 4), 0.8) + np.array([[0.0], [0.01]]), t3=np.array([0.04, 0.05])),
     "dyson.weight_spectra.bootstrap_mp_fit": dict(
         eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))),
         ratio=0.25, n_boot=3, rng=0),
@@ -604,12 +638,27 @@ REGISTRY = {
     "frontiers.features.relu_kernel_linear": dict(X=np.arange(12.0).reshape(3, 4) / 10),
     "frontiers.features.random_features_training_error": dict(
         Phi=np.eye(3) + 0.1, y=np.array([1.0, -1.0, 1.0]), n_features=4, gamma=0.5),
+    # frontiers.features: notebook driver and table (short-cells task, 5.5)
+    "frontiers.features.random_features_errors": dict(
+        X=np.arange(12.0).reshape(3, 4) / 10, y=np.array([1.0, -1.0, 1.0, -1.0]),
+        ratios=np.array([0.5, 1.0]), gamma=np.array([0.1, 1.0]), n_draws=2, rng=0),
+    "frontiers.features.training_error_table": dict(
+        ratios=np.array([0.5]), gamma=np.array([0.1]), errors=np.array([[[0.30], [0.32]]]),
+        theory=np.array([[0.3]]), theory_linear=np.array([[0.3]])),
     # ---------------------------------------------------------------- frontiers.pls (P5b)
     "frontiers.pls.two_view_data": dict(n=5, p=3, q=4, t_x=1.0, t_y=2.0, rng=0),
     "frontiers.pls.pls_svd": dict(X=np.arange(6.0).reshape(3, 2), Y=np.arange(9.0).reshape(3, 3)),
     "frontiers.pls.pls_noise": dict(c_x=0.5, c_y=0.75),
     "frontiers.pls.pls_spike": dict(t_x=1.0, t_y=1.0, c_x=0.5, c_y=0.75),
     "frontiers.pls.pca_overlap": dict(t=2.0, ratio=0.5),
+    # frontiers.pls: notebook driver and report (short-cells task, 5.5)
+    "frontiers.pls.overlap_experiment": dict(n=20, p=4, q=6, t_x=np.array([1.0]),
+                                             t_y=np.array([2.0]), n_rep=2, rng=0),
+    "frontiers.pls.spike_report": dict(t_x=np.array([4.0]), t_y=np.array([4.0]), c_x=0.25,
+                                       c_y=0.5, pls_stats=np.array([[[[2.0, 0.9, 0.5],
+                                                                     [2.1, 0.95, 0.6]]]]),
+                                       pca=np.array([[[0.5, 0.6]]]), rows=[(0, 0)],
+                                       pca_columns=[0]),
 }
 
 
@@ -681,6 +730,14 @@ EXEMPT = {
         "lgm.plot_context_mean_spread", "lgm.plot_variance_vs_samples",
         "lgm.plot_context_ridge_path", "lgm.plot_mixture_ridge_path",
     ], "draws on matplotlib Axes; validation tested in tests/test_lgm_context_batches.py"),
+    # frontiers figure helpers (short-cells task): inputs validated, drawing tested in
+    # tests/test_frontiers_transfer.py, tests/test_frontiers_features.py, tests/test_frontiers_pls.py
+    **dict.fromkeys([
+        "frontiers.transfer.plot_transfer_region", "frontiers.transfer.plot_l2sp_learning_curves",
+        "frontiers.transfer.plot_alpha_lora", "frontiers.features.plot_training_error",
+        "frontiers.pls.plot_overlaps", "frontiers.masked.plot_errors_vs_ridge",
+        "frontiers.masked.plot_spiked",
+    ], "draws on a matplotlib Axes (tested in tests/test_frontiers_*.py)"),
     # torch device: depends on the machine
     "utils.torch_device": "machine-dependent (CUDA); validated by tests/test_utils.py",
     # network / whole corpus

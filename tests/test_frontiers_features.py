@@ -70,3 +70,53 @@ def test_random_features_checkpoints(rf_data, N, gamma, theory, theory_lin):
     se = np.std(mc, ddof=1) / np.sqrt(len(mc))
     # 4 se, not 3: at N = n and small gamma the draws are heavy-tailed (smallest singular values)
     assert abs(np.mean(mc) - th) <= 4 * se + 1e-4
+
+
+# ------------------------------------------------------------------ notebook driver, table, figure
+
+
+def test_random_features_errors_equals_the_loop():
+    X, y = fe.mixture_data(16, 8, 2.0, rng=0)
+    gam = np.array([0.1, 1.0])
+    err = fe.random_features_errors(X, y, [0.5, 1.25], gam, 3, np.random.default_rng(5))
+    rng = np.random.default_rng(5)
+    for j, r in enumerate([0.5, 1.25]):
+        for k in range(3):
+            F = fe.relu_features(X, int(r * 16), rng)
+            np.testing.assert_array_equal(err[j, k], memorisation_error(F, y, gam))
+    assert np.all(err[:, :, 0] < err[:, :, 1])  # the training error grows with the ridge
+    with pytest.raises(ValueError, match="ratios"):
+        fe.random_features_errors(X, y, [0.01], gam, 2, 0)  # no feature at all
+
+
+def test_training_error_table_rows_and_largest_gap():
+    rng = np.random.default_rng(0)
+    err = rng.random((2, 4, 3))
+    th, th_lin = rng.random((2, 3)), rng.random((2, 3))
+    lines = fe.training_error_table([0.5, 2.0], [0.01, 0.1, 1.0], err, th, th_lin,
+                                    show=[0.01, 1.0]).splitlines()
+    assert len(lines) == 1 + 2 * 2 + 1
+    m, se = err[1, :, 2].mean(), err[1, :, 2].std(ddof=1) / 2
+    assert lines[4] == f" 2.00   1.00  {th[1, 2]:7.4f}  {th_lin[1, 2]:10.4f}   {m:.4f} ± {se:.4f}"
+    z = (err.mean(1) - th) / (err.std(1, ddof=1) / 2)  # over all ridges, printed or not
+    j, i = np.unravel_index(np.argmax(np.abs(z)), z.shape)
+    assert lines[-1].startswith(f"largest |gap|: {abs(z[j, i]):.1f} se")
+    with pytest.raises(ValueError, match="theory_linear"):
+        fe.training_error_table([0.5, 2.0], [0.01, 0.1, 1.0], err, th, th_lin[:1])
+
+
+def test_plot_training_error_draws_the_given_curves():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    th = np.array([[1.0, 0.5, 0.2]])
+    err = np.full((2, 3, 1), 0.4)
+    fe.plot_training_error(ax, [0.5, 1.0, 2.0], th, 0.9 * th, [0.5, 2.0], err, [0.1])
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), th[0])
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    with pytest.raises(ValueError, match="errors"):
+        fe.plot_training_error(ax, [0.5, 1.0, 2.0], th, th, [0.5], err, [0.1])
+    plt.close(fig)

@@ -143,3 +143,86 @@ def test_spectrum_matches_eigvals():
 def test_validation(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ------------------------------------------------------------------ notebook drivers, tables, figures
+
+
+def test_masked_ridge_experiment_equals_the_loop():
+    Sigma, lams = M.ar1_covariance(6, 0.5), np.array([0.1, 1.0])
+    e = M.masked_ridge_experiment(Sigma, 10, lams, 3, np.random.default_rng(2))
+    rng, L = np.random.default_rng(2), np.linalg.cholesky(Sigma)
+    for k in range(3):
+        run = M.masked_ridge_errors(rng.standard_normal((10, 6)) @ L.T, lams, Sigma)
+        np.testing.assert_array_equal(e[k], [run.test_error, run.train_error])
+    with pytest.raises(ValueError, match="Sigma"):
+        M.masked_ridge_experiment(np.diag([1.0, 0.0]), 10, lams, 2, 0)
+
+
+def test_finite_size_gaps_are_scaled_differences_to_theory():
+    Sigma, lams = M.ar1_covariance(8, 0.5), np.array([0.1, 1.0])
+    g = M.finite_size_gaps(Sigma, 6, lams, 2, np.random.default_rng(1))
+    e = M.masked_ridge_experiment(Sigma, 6, lams, 2, np.random.default_rng(1))
+    th = M.masked_ridge_theory(Sigma, 6, lams)
+    np.testing.assert_allclose(g[:, 0], 8 * (e[:, 0] - th.test_error), rtol=1e-12)
+    np.testing.assert_allclose(g[:, 1], 8 * (e[:, 1] - th.train_error), rtol=1e-12)
+
+
+def test_spiked_experiment_equals_the_loop_and_table_matches():
+    d, u = 8, np.eye(8)[2]
+    thetas = np.array([0.5, 4.0])
+    top, ov, ov_pca = M.spiked_experiment(u, thetas, 40, 0.5, 3, np.random.default_rng(9))
+    rng = np.random.default_rng(9)
+    for i, th in enumerate(thetas):
+        L = np.linalg.cholesky(np.eye(d) + th * np.outer(u, u))
+        for s in range(3):
+            X = rng.standard_normal((40, d)) @ L.T
+            ev, V = M.masked_ridge_spectrum(X, 0.5)
+            assert top[i, s] == ev[0] and ov[i, s] == pytest.approx((V[:, 0] @ u) ** 2)
+            pca = np.linalg.svd(X, full_matrices=False)[2][0]  # independent: SVD of X
+            assert ov_pca[i, s] == pytest.approx((pca @ u) ** 2, rel=1e-8)
+    lines = M.spiked_table(thetas, top, ov, ov_pca, 0.2, 0.5, strong=4.0).splitlines()
+    top_th, ov_th = M.spiked_masked_top(thetas, 0.2, 0.5)
+    se = top[1].std(ddof=1) / np.sqrt(3)
+    assert lines[2].startswith(f" 4.0   {top_th[1]:11.4f}  {top[1].mean():.4f}±{se:.4f}")
+    gap = abs(top[1].mean() - top_th[1]) / se
+    assert lines[3].endswith(f"{gap:.1f} SE")
+    with pytest.raises(ValueError, match="strong"):
+        M.spiked_table(thetas, top, ov, ov_pca, 0.2, 0.5, strong=5.0)
+    with pytest.raises(ValueError, match="u"):
+        M.spiked_experiment(2 * u, thetas, 40, 0.5, 3, 0)
+
+
+def test_plot_helpers_draw_the_theory():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx, cx) = plt.subplots(1, 3)
+    lams = np.geomspace(0.1, 1.0, 5)
+    th = M.masked_ridge_theory(np.eye(4), 8, lams)
+    M.plot_errors_vs_ridge(ax, lams, th, lams[:2], np.ones((2, 2)), np.ones((2, 2)), 0.5)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), th.test_error)
+    with pytest.raises(ValueError, match="mean"):
+        M.plot_errors_vs_ridge(ax, lams, th, lams[:2], np.ones((2, 3)), np.ones((2, 2)))
+    top = np.array([[0.70, 0.72], [0.76, 0.77]])
+    M.plot_spiked((bx, cx), [2.0, 3.0], top, top, top, 0.5, 0.5)
+    grid = bx.lines[0].get_xdata()
+    assert grid[0] == 0.05 and grid[-1] == pytest.approx(3.2)
+    np.testing.assert_allclose(bx.lines[0].get_ydata(), M.spiked_masked_top(grid, 0.5, 0.5)[0])
+    plt.close(fig)
+
+
+def test_spiked_experiment_with_heteroscedastic_noise():
+    d = 6
+    u = np.ones(d) / np.sqrt(d)
+    sig2 = np.where(np.arange(d) % 2 == 0, 0.5, 3.0)
+    top, ov, _ = M.spiked_experiment(u, [2.0], 30, 0.5, 2, np.random.default_rng(3),
+                                     noise_variances=sig2)
+    rng, L = np.random.default_rng(3), np.linalg.cholesky(np.diag(sig2) + 2.0 * np.outer(u, u))
+    for s in range(2):
+        ev, V = M.masked_ridge_spectrum(rng.standard_normal((30, d)) @ L.T, 0.5)
+        assert top[0, s] == ev[0] and ov[0, s] == pytest.approx((V[:, 0] @ u) ** 2)
+    with pytest.raises(ValueError, match="noise_variances"):
+        M.spiked_experiment(u, [2.0], 30, 0.5, 2, 0, noise_variances=-sig2)

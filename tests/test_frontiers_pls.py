@@ -56,3 +56,54 @@ def test_pls_checkpoints(t_x, t_y, s1, ou, ov):
     assert abs(mean[0] - s1) <= 0.04  # spec tolerance (1 % downward finite-size bias)
     # spec: within 0.03; near the threshold, (1, 1), 12 draws give se ~ 0.02, hence 3 se
     assert abs(mean[1] - ou) <= max(0.03, 3 * se[1]) and abs(mean[2] - ov) <= max(0.03, 3 * se[2])
+
+
+# ------------------------------------------------------------------ notebook driver, report, figure
+
+
+def test_overlap_experiment_equals_the_loop():
+    st, pca = pls.overlap_experiment(60, 10, 15, [0.5, 4.0], [1.0, 9.0], 2, np.random.default_rng(4))
+    rng = np.random.default_rng(4)
+    for a, ty in enumerate([1.0, 9.0]):
+        for b, tx in enumerate([0.5, 4.0]):
+            for k in range(2):
+                X, Y, u, v = pls.two_view_data(60, 10, 15, tx, ty, rng)
+                s1, uh, vh = pls.pls_svd(X, Y)
+                np.testing.assert_allclose(st[a, b, k], [s1, (uh @ u) ** 2, (vh @ v) ** 2])
+                top = np.linalg.svd(X, full_matrices=False)[2][0]  # independent: SVD of X
+                assert pca[a, b, k] == pytest.approx((top @ u) ** 2, rel=1e-8)
+    with pytest.raises(ValueError, match="t_x"):
+        pls.overlap_experiment(60, 10, 15, [-1.0], [1.0], 2, 0)
+
+
+def test_spike_report_lines_are_theory_and_means():
+    st, pca = pls.overlap_experiment(200, 50, 100, [0.5, 4.0], [4.0], 3, rng=1)
+    text = pls.spike_report([0.5, 4.0], [4.0], 0.25, 0.5, st, pca, [(0, 1)], [0, 1])
+    lines = text.splitlines()
+    sp = pls.pls_spike(4.0, 4.0, 0.25, 0.5)
+    m, se = st[0, 1].mean(0), st[0, 1].std(0, ddof=1) / np.sqrt(3)
+    assert lines[1].startswith(f"4.00    4   {sp.overlap_u:.4f}, {m[1]:.4f} ± {se[1]:.4f}")
+    assert lines[4] == (f"  s1 at t_x = 4.00, t_y = 4: {sp.singular_value:.4f}, "
+                        f"{m[0]:.4f} ± {se[0]:.4f}")
+    assert lines[-1].startswith(f"  PCA at t_x = 4.00: {pls.pca_overlap(4.0, 0.25):.4f}")
+    assert abs(m[1] - sp.overlap_u) < 0.1  # far above threshold: the overlap is close to theory
+    with pytest.raises(ValueError, match="rows"):
+        pls.spike_report([0.5, 4.0], [4.0], 0.25, 0.5, st, pca, [(1, 0)], [0])
+
+
+def test_plot_overlaps_draws_theory_and_shades_the_gap():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    st, pca = np.full((2, 2, 2, 3), 0.5), np.full((2, 2, 2), 0.3)
+    grid = np.linspace(0.05, 2.2, 12)
+    fig, ax = plt.subplots()
+    pls.plot_overlaps(ax, grid, [1.0, 3.0], 0.5, 0.75, [0.5, 2.0], st, pca)
+    ov = [pls.pls_spike(t, 1.0, 0.5, 0.75).overlap_u for t in grid]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), ov)
+    assert len(ax.patches) == 1  # PLS with t_y = 3 detects below the BBP point sqrt(c_x)
+    with pytest.raises(ValueError, match="pca"):
+        pls.plot_overlaps(ax, grid, [1.0, 3.0], 0.5, 0.75, [0.5, 2.0], st, pca[:1])
+    plt.close(fig)

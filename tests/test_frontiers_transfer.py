@@ -201,3 +201,99 @@ def test_validation():
         T.l2sp_ridge(np.eye(3), np.ones(3), 1.0, np.ones(2))
     with pytest.raises(ValueError, match="targets"):
         T.simulate_l2sp(10, 20, 0.5, [0.1], [(10, 0.5)], 0.5, 0)
+
+
+# ------------------------------------------------------------------ notebook drivers and reports
+
+
+def test_l2sp_experiment_equals_the_loop_of_realisations():
+    targets = [(30, 0.25, 0.5), (60, 1.0, 0.2)]
+    D2, R = T.l2sp_experiment(20, 40, 0.5, [0.1, 1.0], targets, 0.5, 3, np.random.default_rng(7))
+    rng = np.random.default_rng(7)
+    for k in range(3):
+        d2, r = T.simulate_l2sp(20, 40, 0.5, [0.1, 1.0], targets, 0.5, rng)
+        np.testing.assert_array_equal(D2[k], d2)
+        np.testing.assert_array_equal(R[k], r)
+    with pytest.raises(ValueError, match="n_seeds"):
+        T.l2sp_experiment(20, 40, 0.5, [0.1], targets, 0.5, 1, 0)
+
+
+def test_l2sp_theory_matches_closed_forms_and_simulation():
+    targets = [(100, 0.25, 0.5), (400, 1.0, 0.2)]
+    d2, risk = T.l2sp_theory(200, 400, 0.5, [0.05, 0.25], targets, 0.5)
+    assert d2[1] == pytest.approx(1.0) and d2[-1] == 1.0  # D^2(tau_S*) = |w1|^2 at rho = 1/2
+    assert d2[0] == pytest.approx(1.289, abs=1e-3)  # the notebook's table
+    for i, (n_t, s2, lam) in enumerate(targets):
+        np.testing.assert_allclose(risk[i], T.target_risk(lam, 200 / n_t, s2, d2))
+    assert risk[0, -1] == pytest.approx(risk[0, 1])  # D^2 = |w1|^2: transfer neither helps nor hurts
+    assert T.l2sp_theory(10, 20, 0.5, [1.0], targets[:1], 1.5)[0][-1] == pytest.approx(2.25)
+    D2, R = T.l2sp_experiment(200, 400, 0.5, [0.05, 0.25], targets, 0.5, 4, 1)
+    assert np.all(np.abs(D2.mean(0) - d2[:2]) < 0.1)
+    assert np.all(np.abs(R.mean(0) - risk) < 0.1)
+
+
+def test_l2sp_table_numbers_are_the_means_and_errors():
+    rng = np.random.default_rng(0)
+    D2, R = rng.random((5, 2)), rng.random((5, 1, 3))
+    d2_th, r_th = np.array([0.4, 0.6, 1.0]), np.array([[0.5, 0.5, 0.5]])
+    text = T.l2sp_table([0.1, 2.0], [(50, 0.5, 0.5)], D2, R, d2_th, r_th)
+    lines = text.splitlines()
+    assert len(lines) == 3 * 2 + 1
+    se = D2.std(0, ddof=1) / np.sqrt(5)
+    assert lines[0] == f"tau = 0.100  D^2 0.400 | {D2[:, 0].mean():.3f} ± {se[0]:.3f}"
+    assert lines[4] == "no transfer  D^2 1 (= |w1|^2)"
+    rm, rs = R.mean(0), R.std(0, ddof=1) / np.sqrt(5)
+    assert lines[5] == f"    risk, n_t = 50: 0.500 | {rm[0, 2]:.3f} ± {rs[0, 2]:.3f}"
+    z = np.r_[(D2.mean(0) - d2_th[:2]) / se, ((rm - r_th) / rs).ravel()]
+    assert lines[-1] == f"largest |MC - theory|: {np.abs(z).max():.1f} se"
+    with pytest.raises(ValueError, match="risk"):
+        T.l2sp_table([0.1, 2.0], [(50, 0.5, 0.5)], D2, R[:, :, :2], d2_th, r_th)
+
+
+def test_alpha_lora_experiment_equals_the_loop_and_report_agrees():
+    s, alphas = DEMO, np.array([0.0, 1.0])
+    a = [T.alpha_lora_optimal_alpha(*s, variant=v) for v in ("corrected", "repository")]
+    alphas = np.r_[alphas, a]
+    acc, t3 = T.alpha_lora_experiment(*s, alphas, 3, np.random.default_rng(3))
+    rng = np.random.default_rng(3)
+    for k in range(3):
+        a_k, _, t_k = T.simulate_alpha_lora(*s, alphas, rng)
+        np.testing.assert_array_equal(acc[k], a_k)
+        assert t3[k] == t_k
+    lines = T.alpha_lora_report(s, alphas, acc, t3).splitlines()
+    assert lines[0] == f"alpha* = {a[0]:.3f} (repository T3: {a[1]:.3f})"
+    m, se = acc[:, 1].mean(), acc[:, 1].std(ddof=1) / np.sqrt(3)
+    th = T.alpha_lora_accuracy(1.0, *s)
+    assert lines[3] == f"  alpha =  1.000: accuracy {th:.4f} | {m:.4f} ± {se:.4f}"
+    assert lines[4] == f"      gap {(m - th) / se:+.1f} se"
+    d = acc[:, 2] - acc[:, 3]
+    assert lines[-1].endswith(f"{d.mean():+.5f} ± {d.std(ddof=1) / np.sqrt(3):.5f}")
+    with pytest.raises(ValueError, match="alphas"):  # the optima must have been simulated
+        T.alpha_lora_report(s, alphas[:2], acc[:, :2], t3)
+
+
+def test_plot_helpers_draw_the_theory():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx, cx) = plt.subplots(1, 3)
+    T.plot_transfer_region(ax, 0.5, 2.0)
+    rho_c = T.critical_alignment(np.geomspace(0.01, 100, 200), 0.5, 2.0)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), rho_c)
+    assert ax.lines[-1].get_ydata()[0] == pytest.approx(0.5)  # rho_c(tau_S*) = 1/2
+    risks = {0.4: np.random.default_rng(0).random((3, 2, 2))}
+    T.plot_l2sp_learning_curves(bx, 20, 40, 0.5, 0.25, [50, 100], 0.5, 0.5, risks)
+    n_grid = bx.lines[0].get_xdata()
+    d2 = T.source_distance(0.25, 0.5, 1.0, 1.0, 0.4, 0.5)
+    np.testing.assert_allclose(bx.lines[0].get_ydata(), T.target_risk(0.5, 20 / n_grid, 0.5, d2))
+    with pytest.raises(ValueError, match="risks"):
+        T.plot_l2sp_learning_curves(bx, 20, 40, 0.5, 0.25, [50], 0.5, 0.5, risks)
+    acc = np.random.default_rng(1).random((3, 2))
+    T.plot_alpha_lora(cx, DEMO, [0.0, 1.0], acc)
+    fine = cx.lines[0].get_xdata()
+    np.testing.assert_allclose(cx.lines[0].get_ydata(), T.alpha_lora_accuracy(fine, *DEMO))
+    with pytest.raises(ValueError, match="setting"):
+        T.plot_alpha_lora(cx, DEMO[:7], [0.0, 1.0], acc)
+    plt.close(fig)

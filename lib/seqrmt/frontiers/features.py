@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import plotting
 from .._validation import check_array, check_int_array, check_nonnegative, check_size
 from ..rmt import solve_delta
+from .attention import memorisation_error
 from ..utils import as_generator
 
 __all__ = [
@@ -30,6 +32,9 @@ __all__ = [
     "relu_kernel_linear",
     "RandomFeaturesEquivalent",
     "random_features_training_error",
+    "random_features_errors",
+    "training_error_table",
+    "plot_training_error",
 ]
 
 
@@ -240,3 +245,154 @@ def random_features_training_error(Phi, y, n_features, gamma, tol=1e-12, max_ite
     if err.ndim == 0:
         return RandomFeaturesEquivalent(float(err), float(dl))
     return RandomFeaturesEquivalent(err, dl)
+
+
+def _mean_se(x, axis):
+    x = np.asarray(x, dtype=float)
+    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
+
+
+def random_features_errors(X, y, ratios, gamma, n_draws, rng=None):
+    r"""Monte Carlo training errors of random ReLU features for several widths and ridges.
+
+    For each ratio :math:`r` and draw, :math:`N=\lfloor rn\rfloor` features
+    (:func:`relu_features`, one fresh :math:`W` per draw, drawn in the order ratio, draw) and the
+    training error :func:`~seqrmt.frontiers.attention.memorisation_error` at every ridge.
+
+    Parameters
+    ----------
+    X : array_like, shape (p, n)
+        Fixed data.
+    y : array_like, shape (n,)
+        Targets.
+    ratios : array_like, shape (k,)
+        Features per sample :math:`N/n>0`.
+    gamma : array_like, shape (m,)
+        Ridges :math:`\gamma>0`.
+    n_draws : int
+        Draws of :math:`W` per ratio.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray, shape (k, n_draws, m)
+
+    Examples
+    --------
+    >>> X, y = mixture_data(8, 4, 2.0, rng=0)
+    >>> random_features_errors(X, y, [0.5, 1.0], [0.1, 1.0], 2, rng=0).shape
+    (2, 2, 2)
+    """
+    X = check_array(X, "X", ndim=2)
+    n = X.shape[1]
+    y = check_array(y, "y", shape=(n,))
+    ratios = check_array(ratios, "ratios", ndim=1, positive=True)
+    gamma = check_array(gamma, "gamma", ndim=1, positive=True)
+    n_draws = check_size(n_draws, "n_draws")
+    widths = [check_size(int(r * n), "ratios") for r in ratios]
+    rng = as_generator(rng)
+    return np.array([[memorisation_error(relu_features(X, N, rng), y, gamma)
+                      for _ in range(n_draws)] for N in widths])
+
+
+def training_error_table(ratios, gamma, errors, theory, theory_linear, show=None):
+    r"""Text table of the training-error equivalent against Monte Carlo (mean :math:`\pm` se).
+
+    Parameters
+    ----------
+    ratios : array_like, shape (k,)
+        Features per sample :math:`N/n`.
+    gamma : array_like, shape (m,)
+        Ridges.
+    errors : array_like, shape (k, n_draws, m)
+        Monte Carlo errors (:func:`random_features_errors`), ``n_draws >= 2``.
+    theory, theory_linear : array_like, shape (k, m)
+        The equivalent with the kernel and with its linearisation.
+    show : sequence of float, optional
+        Ridges whose rows are printed (default: all); the last line, the largest gap in
+        standard errors, is over all of them.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> err = np.array([[[0.30], [0.32]]])  # one ratio, two draws, one ridge
+    >>> print(training_error_table([0.5], [0.1], err, [[0.3]], [[0.3]]))
+      N/n  gamma   theory  linearised   Monte Carlo (mean ± se)
+     0.50   0.10   0.3000      0.3000   0.3100 ± 0.0100
+    largest |gap|: 1.0 se, at N/n = 0.50, gamma = 0.1
+    """
+    ratios = check_array(ratios, "ratios", ndim=1)
+    gamma = check_array(gamma, "gamma", ndim=1)
+    k, m = ratios.size, gamma.size
+    errors = check_array(errors, "errors", ndim=3)
+    if errors.shape[0] != k or errors.shape[2] != m or errors.shape[1] < 2:
+        raise ValueError("errors must have shape (len(ratios), n_draws >= 2, len(gamma))")
+    theory = check_array(theory, "theory", shape=(k, m))
+    theory_linear = check_array(theory_linear, "theory_linear", shape=(k, m))
+    show = gamma if show is None else check_array(show, "show", ndim=1)
+    mean, se = _mean_se(errors, 1)
+    z = (mean - theory) / se
+    lines = ["  N/n  gamma   theory  linearised   Monte Carlo (mean ± se)"]
+    for j, r in enumerate(ratios):
+        for i, g in enumerate(gamma):
+            if np.any(np.isclose(show, g, rtol=1e-12, atol=0)):
+                lines.append(f"{r:5.2f}  {g:5.2f}  {theory[j, i]:7.4f}  "
+                             f"{theory_linear[j, i]:10.4f}   {mean[j, i]:.4f} ± {se[j, i]:.4f}")
+    j, i = np.unravel_index(np.argmax(np.abs(z)), z.shape)
+    lines.append(f"largest |gap|: {abs(z[j, i]):.1f} se, at N/n = {ratios[j]:.2f}, "
+                 f"gamma = {gamma[i]:g}")
+    return "\n".join(lines)
+
+
+def plot_training_error(ax, ratios, theory, theory_linear, ratios_mc, errors, gamma):
+    r"""Draw the training error against :math:`N/n` on log-log axes: equivalent and Monte Carlo.
+
+    One colour per ridge: the equivalent with the kernel (line), with the linearised kernel
+    (dotted black) and the Monte Carlo mean with two standard errors; a grey line at
+    :math:`N=n`.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    ratios : array_like, shape (k,)
+        Abscissae of the theory curves.
+    theory, theory_linear : array_like, shape (m, k)
+        The equivalent per ridge and ratio, with the kernel and with its linearisation.
+    ratios_mc : array_like, shape (l,)
+        Ratios of the simulation (also the axis ticks).
+    errors : array_like, shape (l, n_draws, m)
+        Monte Carlo errors (:func:`random_features_errors`), ``n_draws >= 2``.
+    gamma : array_like, shape (m,)
+        Ridges (legend).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    ratios = check_array(ratios, "ratios", ndim=1, positive=True)
+    gamma = check_array(gamma, "gamma", ndim=1)
+    theory = check_array(theory, "theory", shape=(gamma.size, ratios.size))
+    theory_linear = check_array(theory_linear, "theory_linear", shape=theory.shape)
+    ratios_mc = check_array(ratios_mc, "ratios_mc", ndim=1, positive=True)
+    errors = check_array(errors, "errors", ndim=3)
+    if errors.shape[0] != ratios_mc.size or errors.shape[2] != gamma.size or errors.shape[1] < 2:
+        raise ValueError("errors must have shape (len(ratios_mc), n_draws >= 2, len(gamma))")
+    mean, se = _mean_se(errors, 1)
+    for i, g in enumerate(gamma):
+        plotting.curve_vs_mc(ax, ratios, theory[i], ratios_mc, mean[:, i], 2 * se[:, i],
+                             color=f"C{i}", theory_label=rf"$\gamma={g:g}$",
+                             mc_label="Monte Carlo" if i == 0 else None)
+        ax.plot(ratios, theory_linear[i], ":", color="k", lw=1.5,
+                label=r"linearised $\Phi$" if i == 0 else None)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(ratios_mc, [f"{r:g}" for r in ratios_mc])
+    ax.minorticks_off()
+    ax.axvline(1.0, color="0.5", lw=1)
+    ax.set_xlabel("features per sample $N/n$")
+    ax.set_ylabel("training error $E$")
+    ax.legend()
+    return ax

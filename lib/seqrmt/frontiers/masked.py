@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import rmt
 from .._validation import check_array, check_nonnegative, check_positive, check_size
-from ..utils import single_threaded_blas
+from ..utils import as_generator, single_threaded_blas
 
 __all__ = [
     "ar1_covariance",
@@ -45,6 +45,12 @@ __all__ = [
     "masked_population_error",
     "masked_ridge_spectrum",
     "spiked_masked_top",
+    "masked_ridge_experiment",
+    "finite_size_gaps",
+    "plot_errors_vs_ridge",
+    "spiked_experiment",
+    "spiked_table",
+    "plot_spiked",
 ]
 
 
@@ -459,3 +465,302 @@ def spiked_masked_top(theta, gamma, lam):
     if th.ndim == 0:
         return float(top), float(overlap)
     return top, overlap
+
+
+
+# ---------------------------------------------------------------------------
+# Monte Carlo drivers, tables and figures of the notebook
+# ---------------------------------------------------------------------------
+
+
+def _gaussian_sets(Sigma, n, n_sets, rng):
+    """Yield ``n_sets`` data sets ``X`` (n x d) with rows N(0, Sigma), one after the other."""
+    L = np.linalg.cholesky(Sigma)
+    for _ in range(n_sets):
+        yield rng.standard_normal((n, Sigma.shape[0])) @ L.T
+
+
+def _mean_se(x, axis=0):
+    x = np.asarray(x, dtype=float)
+    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
+
+
+def masked_ridge_experiment(Sigma, n, lam, n_sets, rng=None):
+    r"""Test and training errors of masked ridge on independent Gaussian data sets.
+
+    Each data set is :math:`X=GL^\top` with :math:`G` an :math:`n\times d` standard Gaussian matrix
+    and :math:`LL^\top=\Sigma` (Cholesky), drawn one after the other; the errors are exact
+    (:func:`masked_ridge_errors`).
+
+    Parameters
+    ----------
+    Sigma : array_like, shape (d, d)
+        Positive definite population covariance.
+    n : int
+        Training sequences per data set.
+    lam : array_like, shape (k,)
+        Ridges :math:`\lambda>0`.
+    n_sets : int
+        Number of data sets.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_sets, 2, k)
+        :math:`E_{\rm gen}` (index 0) and :math:`E_{\rm train}` (index 1) per data set and ridge.
+
+    Examples
+    --------
+    >>> e = masked_ridge_experiment(np.eye(4), 20, [0.1, 1.0], 3, rng=0)
+    >>> e.shape, bool(np.all(e[:, 1, 0] <= e[:, 1, 1]))  # training error grows with the ridge
+    ((3, 2, 2), True)
+    """
+    Sigma, _, _ = rmt._check_covariance(Sigma)
+    if Sigma.shape[0] < 2:
+        raise ValueError("Sigma must be at least 2 x 2")
+    n = check_size(n, "n")
+    lam = check_array(lam, "lam", ndim=1, positive=True)
+    n_sets = check_size(n_sets, "n_sets")
+    try:
+        np.linalg.cholesky(Sigma)
+    except np.linalg.LinAlgError:
+        raise ValueError("Sigma must be positive definite") from None
+    rng = as_generator(rng)
+    out = []
+    for X in _gaussian_sets(Sigma, n, n_sets, rng):
+        run = masked_ridge_errors(X, lam, Sigma)
+        out.append([run.test_error, run.train_error])
+    return np.array(out)
+
+
+def finite_size_gaps(Sigma, n, lam, n_sets, rng=None):
+    r"""Scaled gaps :math:`d\,(E-\bar E)` between simulated errors and their equivalents.
+
+    :func:`masked_ridge_experiment` minus :func:`masked_ridge_theory`, times :math:`d`: if the
+    deterministic equivalent is exact to order :math:`1/d`, the mean gap stays of order one as
+    :math:`d` grows.
+
+    Parameters
+    ----------
+    Sigma, n, lam, n_sets, rng
+        As in :func:`masked_ridge_experiment`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_sets, 2, k)
+        :math:`d(E_{\rm gen}-\bar E_{\rm gen})` (index 0) and
+        :math:`d(E_{\rm train}-\bar E_{\rm train})` (index 1).
+
+    Examples
+    --------
+    >>> g = finite_size_gaps(ar1_covariance(20, 0.5), 15, [0.1], 2, rng=0)
+    >>> g.shape
+    (2, 2, 1)
+    """
+    e = masked_ridge_experiment(Sigma, n, lam, n_sets, rng)
+    Sigma = np.asarray(Sigma, dtype=float)
+    th = masked_ridge_theory(Sigma, n, np.asarray(lam, dtype=float))
+    d = Sigma.shape[0]
+    return d * (e - np.array([th.test_error, th.train_error]))
+
+
+def plot_errors_vs_ridge(ax, lam, theory, lam_mc, mean, se, population_error=None):
+    r"""Draw test and training errors against the ridge: theory lines and simulation points.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    lam : array_like, shape (k,)
+        Ridges of the theory curves (log axis).
+    theory : MaskedRidgeTheory
+        :func:`masked_ridge_theory` at ``lam``.
+    lam_mc : array_like, shape (m,)
+        Ridges of the simulation.
+    mean, se : array_like, shape (2, m)
+        Mean and standard error of :math:`(E_{\rm gen},E_{\rm train})` over data sets; the error
+        bars are two standard errors.
+    population_error : float, optional
+        :math:`E^*` (:func:`masked_population_error`), drawn as a dashed line.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    lam = check_array(lam, "lam", ndim=1, positive=True)
+    if not isinstance(theory, MaskedRidgeTheory):
+        raise ValueError("theory must be a MaskedRidgeTheory (masked_ridge_theory)")
+    lam_mc = check_array(lam_mc, "lam_mc", ndim=1, positive=True)
+    mean = check_array(mean, "mean", shape=(2, lam_mc.size))
+    se = check_array(se, "se", shape=(2, lam_mc.size))
+    curves = [check_array(theory.test_error, "theory", shape=lam.shape),
+              check_array(theory.train_error, "theory", shape=lam.shape)]
+    for j, (curve, name) in enumerate(zip(curves, ("test", "train"))):
+        ax.semilogx(lam, curve, color=f"C{j}", label=f"{name}, theory")
+        ax.errorbar(lam_mc, mean[j], yerr=2 * se[j], fmt="o", mfc="white",
+                    color=f"C{j}", capsize=3, label=f"{name}, simulation")
+    if population_error is not None:
+        ax.axhline(check_nonnegative(population_error, "population_error"), color="k",
+                   ls="--", lw=1.5, label="$E^*$")
+    ax.set_xlabel(r"ridge $\lambda$")
+    return ax
+
+
+def spiked_experiment(u, theta, n, lam, n_sets, rng=None, noise_variances=None):
+    r"""Top eigenpair of masked ridge and of PCA on spiked data :math:`\Sigma=D+\theta uu^\top`.
+
+    For each :math:`\theta` and data set (in this order), :math:`n` Gaussian rows with covariance
+    :math:`\Sigma`; records the top eigenvalue of :math:`\hat A` (:func:`masked_ridge_spectrum`)
+    and the squared overlaps with :math:`u` of its top eigenvector and of the top eigenvector of
+    :math:`X^\top X`.
+
+    Parameters
+    ----------
+    u : array_like, shape (d,)
+        Unit spike direction.
+    theta : array_like, shape (m,)
+        Spike strengths :math:`\theta\ge0`.
+    n : int
+        Rows per data set.
+    lam : float
+        Ridge :math:`\lambda>0`.
+    n_sets : int
+        Data sets per :math:`\theta`.
+    rng : None, int or numpy.random.Generator
+    noise_variances : array_like, shape (d,), optional
+        Diagonal of the noise covariance :math:`D` (positive); default :math:`D=I`.
+
+    Returns
+    -------
+    top, overlap, overlap_pca : numpy.ndarray, shape (m, n_sets)
+
+    Examples
+    --------
+    >>> u = np.ones(20) / np.sqrt(20)  # a strong spike: both top eigenvectors find u
+    >>> top, ov, ov_pca = spiked_experiment(u, [0.0, 20.0], 400, 0.5, 2, rng=0)
+    >>> top.shape, bool(ov[1].min() > 0.9 and ov_pca[1].min() > 0.9)
+    ((2, 2), True)
+    """
+    u = check_array(u, "u", ndim=1)
+    if u.size < 2 or not np.isclose(u @ u, 1.0):
+        raise ValueError("u must be a unit vector of dimension at least 2")
+    n, n_sets = check_size(n, "n"), check_size(n_sets, "n_sets")
+    lam = check_positive(lam, "lam")
+    theta = check_array(theta, "theta", ndim=1)
+    if np.any(theta < 0):
+        raise ValueError("theta must be non-negative")
+    noise = (np.eye(u.size) if noise_variances is None else
+             np.diag(check_array(noise_variances, "noise_variances", shape=u.shape, positive=True)))
+    rng = as_generator(rng)
+    top, ov, ov_pca = (np.zeros((theta.size, n_sets)) for _ in range(3))
+    for i, th in enumerate(theta):
+        sets = _gaussian_sets(noise + th * np.outer(u, u), n, n_sets, rng)
+        for s, X in enumerate(sets):
+            ev, V = masked_ridge_spectrum(X, lam)
+            top[i, s], ov[i, s] = ev[0], (V[:, 0] @ u) ** 2
+            ov_pca[i, s] = (np.linalg.eigh(X.T @ X)[1][:, -1] @ u) ** 2
+    return top, ov, ov_pca
+
+
+def _check_spiked(theta, top, overlap, overlap_pca):
+    theta = check_array(theta, "theta", ndim=1)
+    top = check_array(top, "top", ndim=2)
+    if top.shape[0] != theta.size or top.shape[1] < 2:
+        raise ValueError("top must have shape (len(theta), n_sets >= 2)")
+    overlap = check_array(overlap, "overlap", shape=top.shape)
+    overlap_pca = check_array(overlap_pca, "overlap_pca", shape=top.shape)
+    return theta, top, overlap, overlap_pca
+
+
+def spiked_table(theta, top, overlap, overlap_pca, gamma, lam, strong=1.5):
+    r"""Text table of the spiked masked-ridge theory against simulation.
+
+    One row per :math:`\theta`: the top eigenvalue (theory, mean :math:`\pm` se) and the overlap
+    (theory, masked ridge mean :math:`\pm` se, PCA mean), from :func:`spiked_masked_top`; then the
+    largest eigenvalue gap in standard errors for :math:`\theta\ge` ``strong`` and the largest
+    (over :math:`\theta`) mean absolute difference between the overlaps of masked ridge and PCA.
+
+    Parameters
+    ----------
+    theta : array_like, shape (m,)
+        Spike strengths.
+    top, overlap, overlap_pca : array_like, shape (m, n_sets)
+        From :func:`spiked_experiment`, ``n_sets >= 2``.
+    gamma, lam : float
+        :math:`d/n` and the ridge.
+    strong : float
+        Threshold of the eigenvalue-gap line (some :math:`\theta` must reach it).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> top = np.array([[0.70, 0.72], [0.76, 0.77]])
+    >>> ov = np.array([[0.6, 0.7], [0.8, 0.82]])
+    >>> print(spiked_table([2.0, 3.0], top, ov, ov, 0.5, 0.5))
+    theta  top: theory  simulation    overlap: theory  masked      PCA
+     2.0        0.7160  0.7100±0.0100          0.700  0.650±0.050  0.650
+     3.0        0.7664  0.7650±0.0050          0.810  0.810±0.010  0.810
+    top eigenvalue for theta >= 1.5: |simulation - theory| <= 0.6 SE
+    |overlap masked - overlap PCA| <= 0.000 (mean per theta)
+    """
+    theta, top, ov, ov_pca = _check_spiked(theta, top, overlap, overlap_pca)
+    strong = check_nonnegative(strong, "strong")
+    if not np.any(theta >= strong):
+        raise ValueError("strong must not exceed the largest theta")
+    top_th, ov_th = spiked_masked_top(theta, gamma, lam)
+    (m, se), (m_ov, se_ov) = _mean_se(top, 1), _mean_se(ov, 1)
+    lines = ["theta  top: theory  simulation    overlap: theory  masked      PCA"]
+    for i, th in enumerate(theta):
+        lines.append(f"{th:4.1f}   {top_th[i]:11.4f}  {m[i]:.4f}±{se[i]:.4f}  "
+                     f"{ov_th[i]:13.3f}  {m_ov[i]:.3f}±{se_ov[i]:.3f}  {ov_pca[i].mean():.3f}")
+    gap = (m - top_th) / se
+    lines.append(f"top eigenvalue for theta >= {strong:g}: |simulation - theory| <= "
+                 f"{np.max(np.abs(gap[theta >= strong])):.1f} SE")
+    lines.append(f"|overlap masked - overlap PCA| <= {np.abs(ov - ov_pca).mean(1).max():.3f}"
+                 " (mean per theta)")
+    return "\n".join(lines)
+
+
+def plot_spiked(axes, theta, top, overlap, overlap_pca, gamma, lam, n_grid=200):
+    r"""Draw the top eigenvalue (left) and the overlaps (right) of spiked masked ridge.
+
+    Theory of :func:`spiked_masked_top` over :math:`[0.05,\,\max\theta+0.2]`, simulated means
+    (eigenvalue with two standard errors; overlaps of masked ridge and of PCA) and the threshold
+    :math:`\theta=\sqrt\gamma` (dotted).
+
+    Parameters
+    ----------
+    axes : pair of matplotlib.axes.Axes
+    theta, top, overlap, overlap_pca
+        As in :func:`spiked_table`.
+    gamma, lam : float
+        :math:`d/n` and the ridge.
+    n_grid : int
+        Points of the theory curves.
+
+    Returns
+    -------
+    pair of matplotlib.axes.Axes
+    """
+    theta, top, ov, ov_pca = _check_spiked(theta, top, overlap, overlap_pca)
+    if len(axes) != 2:
+        raise ValueError("axes must be a pair of Axes")
+    gamma = check_positive(gamma, "gamma")
+    grid = np.linspace(0.05, theta.max() + 0.2, check_size(n_grid, "n_grid", 2))
+    top_th, ov_th = spiked_masked_top(grid, gamma, lam)
+    ax1, ax2 = axes
+    ax1.plot(grid, top_th, label="theory")
+    ax1.errorbar(theta, top.mean(1), yerr=2 * _mean_se(top, 1)[1], fmt="o", mfc="white",
+                 capsize=3, label="simulation")
+    ax1.set_ylabel(r"top eigenvalue of $\hat A$")
+    ax2.plot(grid, ov_th, label="theory (both)")
+    ax2.plot(theta, ov.mean(1), "o", mfc="white", label="masked ridge")
+    ax2.plot(theta, ov_pca.mean(1), "x", ms=7, mew=1.5, label="PCA")
+    ax2.set_ylabel(r"overlap $\langle \hat v, u\rangle^2$")
+    for ax in axes:
+        ax.axvline(np.sqrt(gamma), color="k", ls=":", lw=1.5)
+        ax.set_xlabel(r"spike strength $\theta$")
+        ax.legend(fontsize=8)
+    return axes

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_nonnegative, check_positive, check_size
+from .. import plotting
+from .._validation import check_array, check_int_array, check_nonnegative, check_positive, check_size
 from ..utils import as_generator
 
 __all__ = [
@@ -35,6 +36,9 @@ __all__ = [
     "pls_noise",
     "pls_spike",
     "pca_overlap",
+    "overlap_experiment",
+    "plot_overlaps",
+    "spike_report",
 ]
 
 _N_NODES = 400
@@ -306,3 +310,183 @@ def pca_overlap(t, ratio):
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(t > np.sqrt(c), (1 - c / t**2) / (1 + c / t), 0.0)
     return float(out) if out.ndim == 0 else out
+
+
+def _mean_se(x, axis):
+    x = np.asarray(x, dtype=float)
+    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
+
+
+def overlap_experiment(n, p, q, t_x, t_y, n_rep, rng=None):
+    r"""Monte Carlo of PLS-SVD and of PCA of :math:`X` alone over a grid of signal strengths.
+
+    For each :math:`t_y`, each :math:`t_x` and each repetition (in this order) one draw of
+    :func:`two_view_data`; records the top singular value :math:`s_1` of :func:`pls_svd`, the
+    squared overlaps :math:`\langle\hat u,u\rangle^2`, :math:`\langle\hat v,v\rangle^2`, and the
+    squared overlap of the top eigenvector of :math:`X^\top X` with :math:`u`.
+
+    Parameters
+    ----------
+    n, p, q : int
+        Number of samples and the two dimensions.
+    t_x, t_y : array_like
+        Signal strengths :math:`\ge0` (one-dimensional).
+    n_rep : int
+        Draws per pair :math:`(t_y,t_x)`.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    pls_stats : numpy.ndarray, shape (len(t_y), len(t_x), n_rep, 3)
+        :math:`s_1`, :math:`\langle\hat u,u\rangle^2`, :math:`\langle\hat v,v\rangle^2` per draw.
+    pca : numpy.ndarray, shape (len(t_y), len(t_x), n_rep)
+        :math:`\langle\hat u_{\rm PCA},u\rangle^2` per draw.
+
+    Examples
+    --------
+    >>> st, pca = overlap_experiment(40, 4, 6, [0.0, 9.0], [9.0], 2, rng=0)
+    >>> st.shape, pca.shape, bool(np.all(st[..., 1:] <= 1 + 1e-12))
+    ((1, 2, 2, 3), (1, 2, 2), True)
+    """
+    n, p, q = (check_size(a, name) for a, name in ((n, "n"), (p, "p"), (q, "q")))
+    t_x = check_array(t_x, "t_x", ndim=1)
+    t_y = check_array(t_y, "t_y", ndim=1)
+    for t, name in ((t_x, "t_x"), (t_y, "t_y")):
+        if np.any(t < 0):
+            raise ValueError(f"{name} must be non-negative")
+    n_rep = check_size(n_rep, "n_rep")
+    rng = as_generator(rng)
+    stats = np.empty((t_y.size, t_x.size, n_rep, 3))
+    pca = np.empty((t_y.size, t_x.size, n_rep))
+    for a, ty in enumerate(t_y):
+        for b, tx in enumerate(t_x):
+            for k in range(n_rep):
+                X, Y, u, v = two_view_data(n, p, q, tx, ty, rng)
+                s1, u_hat, v_hat = pls_svd(X, Y)
+                stats[a, b, k] = s1, (u_hat @ u) ** 2, (v_hat @ v) ** 2
+                u_pca = np.linalg.eigh(X.T @ X)[1][:, -1]  # top eigenvector
+                pca[a, b, k] = (u_pca @ u) ** 2
+    return stats, pca
+
+
+def _check_runs(t_x, t_y, pls_stats, pca):
+    t_x = check_array(t_x, "t_x", ndim=1)
+    t_y = check_array(t_y, "t_y", ndim=1)
+    pls_stats = check_array(pls_stats, "pls_stats", ndim=4)
+    if pls_stats.shape[:2] != (t_y.size, t_x.size) or pls_stats.shape[2] < 2 \
+            or pls_stats.shape[3] != 3:
+        raise ValueError("pls_stats must have shape (len(t_y), len(t_x), n_rep >= 2, 3)")
+    pca = check_array(pca, "pca", shape=pls_stats.shape[:3])
+    return t_x, t_y, pls_stats, pca
+
+
+def plot_overlaps(ax, t_x, t_y, c_x, c_y, t_x_mc, pls_stats, pca):
+    r"""Draw :math:`\langle\hat u,u\rangle^2` against :math:`t_x`: PLS-SVD per :math:`t_y` and PCA.
+
+    Theory lines (:func:`pls_spike`, :func:`pca_overlap`) and Monte Carlo means with two standard
+    errors (:func:`overlap_experiment`; PCA pooled over :math:`t_y`); shaded: the :math:`t_x` of
+    the grid where PLS with the largest :math:`t_y` detects the spike and PCA cannot.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    t_x : array_like
+        Grid of the theory curves.
+    t_y : array_like
+        Strengths of the second view (as in the simulation).
+    c_x, c_y : float
+        :math:`p/n` and :math:`q/n`.
+    t_x_mc : array_like
+        Strengths :math:`t_x` of the simulation.
+    pls_stats, pca : numpy.ndarray
+        From :func:`overlap_experiment`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    grid = check_array(t_x, "t_x", ndim=1)
+    if np.any(grid < 0):
+        raise ValueError("t_x must be non-negative")
+    t_x_mc, t_y, pls_stats, pca = _check_runs(t_x_mc, t_y, pls_stats, pca)
+    c_x, c_y = check_positive(c_x, "c_x"), check_positive(c_y, "c_y")
+    for a, ty in enumerate(t_y):
+        ov = np.array([pls_spike(t, ty, c_x, c_y).overlap_u for t in grid])
+        m, se = _mean_se(pls_stats[a, :, :, 1], 1)
+        plotting.curve_vs_mc(ax, grid, ov, t_x_mc, m, 2 * se, color=f"C{a}",
+                             theory_label=f"PLS, $t_y={ty:g}$", mc_label=None)
+    pooled = np.moveaxis(pca, 1, 0).reshape(t_x_mc.size, -1)
+    m, se = _mean_se(pooled, 1)
+    plotting.curve_vs_mc(ax, grid, pca_overlap(grid, c_x), t_x_mc, m, 2 * se, color="k",
+                         marker="s", theory_label="PCA of $X$", mc_label="Monte Carlo")
+    top = int(np.argmax(t_y))
+    seen = [t for t in grid if pls_spike(t, t_y[top], c_x, c_y).detected]
+    if seen and min(seen) < np.sqrt(c_x):
+        ax.axvspan(min(seen), np.sqrt(c_x), color=f"C{top}", alpha=0.12)
+    ax.set_xlabel("signal strength $t_x$ of view $X$")
+    ax.set_ylabel(r"overlap $\langle\hat u, u\rangle^2$")
+    ax.legend()
+    return ax
+
+
+def spike_report(t_x, t_y, c_x, c_y, pls_stats, pca, rows, pca_columns):
+    r"""Text report of the rank-one PLS and PCA theory against Monte Carlo (mean :math:`\pm` se).
+
+    Three blocks: the squared overlaps of :math:`\hat u` and :math:`\hat v` (:func:`pls_spike`)
+    in the chosen rows, with the largest gap in standard errors; the top singular value
+    :math:`s_1` in the same rows; the PCA overlap (:func:`pca_overlap`, pooled over
+    :math:`t_y`) in the chosen columns.
+
+    Parameters
+    ----------
+    t_x, t_y : array_like
+        Strengths of the simulation.
+    c_x, c_y : float
+        :math:`p/n` and :math:`q/n`.
+    pls_stats, pca : numpy.ndarray
+        From :func:`overlap_experiment` (at least 2 repetitions).
+    rows : sequence of (int, int)
+        ``(t_y index, t_x index)`` pairs to report.
+    pca_columns : sequence of int
+        ``t_x`` indices of the PCA lines.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> st, pca = overlap_experiment(200, 50, 100, [4.0], [4.0], 2, rng=0)
+    >>> print(spike_report([4.0], [4.0], 0.25, 0.5, st, pca, [(0, 0)], [0]))
+    ... # doctest: +ELLIPSIS
+    t_x   t_y   <u_hat,u>^2: theory, MC      <v_hat,v>^2: theory, MC
+    4.00    4   0.9...
+    """
+    t_x, t_y, st, pca = _check_runs(t_x, t_y, pls_stats, pca)
+    c_x, c_y = check_positive(c_x, "c_x"), check_positive(c_y, "c_y")
+    rows = check_int_array(rows, "rows", low=0, ndim=2)
+    if rows.shape[1] != 2 or np.any(rows[:, 0] >= t_y.size) or np.any(rows[:, 1] >= t_x.size):
+        raise ValueError("rows must hold (t_y index, t_x index) pairs in range")
+    rows = [(int(a), int(b)) for a, b in rows]
+    cols = check_int_array(pca_columns, "pca_columns", low=0, high=t_x.size, ndim=1).tolist()
+    lines = ["t_x   t_y   <u_hat,u>^2: theory, MC      <v_hat,v>^2: theory, MC"]
+    z, spikes = [], {r: pls_spike(t_x[r[1]], t_y[r[0]], c_x, c_y) for r in rows}
+    for a, b in rows:
+        sp, (m, se) = spikes[a, b], _mean_se(st[a, b], 0)
+        z += [(m[1] - sp.overlap_u) / se[1], (m[2] - sp.overlap_v) / se[2]]
+        lines.append(f"{t_x[b]:4.2f}  {t_y[a]:3g}   "
+                     f"{sp.overlap_u:.4f}, {m[1]:.4f} ± {se[1]:.4f}    "
+                     f"{sp.overlap_v:.4f}, {m[2]:.4f} ± {se[2]:.4f}")
+    lines.append(f"largest overlap gap in these rows: {np.max(np.abs(z)):.1f} se")
+    lines.append("top singular value s1: theory, MC")
+    for a, b in rows:
+        m, se = _mean_se(st[a, b], 0)
+        lines.append(f"  s1 at t_x = {t_x[b]:4.2f}, t_y = {t_y[a]:g}: "
+                     f"{spikes[a, b].singular_value:.4f}, {m[0]:.4f} ± {se[0]:.4f}")
+    pooled = "both" if t_y.size == 2 else "all"
+    lines.append(f"PCA of X alone, <u_pca,u>^2: theory, MC ({pooled} t_y pooled)")
+    for b in cols:
+        m, se = _mean_se(pca[:, b].ravel(), 0)
+        lines.append(f"  PCA at t_x = {t_x[b]:4.2f}: {pca_overlap(t_x[b], c_x):.4f}, "
+                     f"{m:.4f} ± {se:.4f}")
+    return "\n".join(lines)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from .. import rmt
+from .. import plotting, rmt
 from .._validation import (
     check_allocation,
     check_nonnegative,
@@ -48,12 +48,26 @@ __all__ = [
     "transfer_optimal_penalty",
     "l2sp_ridge",
     "simulate_l2sp",
+    "l2sp_experiment",
+    "l2sp_theory",
+    "l2sp_table",
+    "plot_transfer_region",
+    "plot_l2sp_learning_curves",
     "alpha_lora_moments",
     "alpha_lora_t3",
     "alpha_lora_accuracy",
     "alpha_lora_optimal_alpha",
     "simulate_alpha_lora",
+    "alpha_lora_experiment",
+    "alpha_lora_report",
+    "plot_alpha_lora",
 ]
+
+
+def _mean_se(x):
+    """Mean and standard error over the first axis."""
+    x = np.asarray(x, dtype=float)
+    return x.mean(0), x.std(0, ddof=1) / np.sqrt(len(x))
 
 
 def _real(x, name):
@@ -425,6 +439,247 @@ def simulate_l2sp(p, n_s, sigma_s2, taus, targets, rho, rng, w0_norm=1.0):
     return distance_sq, risk
 
 
+def l2sp_experiment(p, n_s, sigma_s2, taus, targets, rho, n_seeds, rng, w0_norm=1.0):
+    r"""Independent realisations of :func:`simulate_l2sp`, stacked.
+
+    Parameters
+    ----------
+    p, n_s, sigma_s2, taus, targets, rho, w0_norm
+        As in :func:`simulate_l2sp`.
+    n_seeds : int
+        Number of independent realisations (at least 2, for standard errors).
+    rng : numpy.random.Generator or int or None
+        Random generator, used by the realisations in turn.
+
+    Returns
+    -------
+    distance_sq : numpy.ndarray, shape (n_seeds, len(taus))
+        :math:`\|\hat w_s(\tau)-w_1\|^2` per realisation.
+    risk : numpy.ndarray, shape (n_seeds, len(targets), len(taus) + 1)
+        Target risks per realisation; the last column is plain ridge (no transfer).
+
+    Examples
+    --------
+    >>> D2, R = l2sp_experiment(20, 40, 0.5, [0.25], [(40, 0.25, 0.5)], 0.5, 3, 0)
+    >>> D2.shape, R.shape
+    ((3, 1), (3, 1, 2))
+    """
+    n_seeds = check_size(n_seeds, "n_seeds", minimum=2)
+    rng = as_generator(rng)
+    runs = [simulate_l2sp(p, n_s, sigma_s2, taus, targets, rho, rng, w0_norm)
+            for _ in range(n_seeds)]
+    return np.array([r[0] for r in runs]), np.array([r[1] for r in runs])
+
+
+def _target_triples(targets):
+    out = []
+    for t in targets:
+        if len(t) != 3:
+            raise ValueError("targets must hold (n_t, sigma_t2, lam) triples")
+        out.append((check_size(t[0], "targets"), check_nonnegative(t[1], "targets"),
+                    check_positive(t[2], "targets")))
+    if not out:
+        raise ValueError("targets must not be empty")
+    return out
+
+
+def l2sp_theory(p, n_s, sigma_s2, taus, targets, rho, w0_norm=1.0):
+    r"""Deterministic equivalents of :math:`D^2` and of the target risks of :func:`simulate_l2sp`.
+
+    :math:`D^2(\tau)` is :func:`source_distance` and the risk :func:`target_risk` at
+    :math:`\gamma_t=p/n_t`; the last entry is plain ridge, i.e. a source :math:`\hat w_s=0` at
+    distance :math:`\|w_1\|^2=\max(1,\rho^2)\|w_0\|^2` (the :math:`w_1` that
+    :func:`simulate_l2sp` draws).
+
+    Parameters
+    ----------
+    p, n_s, sigma_s2, taus, targets, rho, w0_norm
+        As in :func:`simulate_l2sp`.
+
+    Returns
+    -------
+    distance_sq : numpy.ndarray, shape (len(taus) + 1,)
+        :math:`D^2` per source ridge, then :math:`\|w_1\|^2`.
+    risk : numpy.ndarray, shape (len(targets), len(taus) + 1)
+        Target risk per target and source (last column: no transfer).
+
+    Examples
+    --------
+    >>> D2, R = l2sp_theory(200, 400, 0.5, [0.25], [(100, 0.25, 0.5)], 0.5)
+    >>> round(float(D2[0]), 6), float(D2[1])  # at tau_S* = gamma_s / SNR, D^2 = |w1|^2
+    (1.0, 1.0)
+    """
+    p = check_size(p, "p")
+    n_s = check_size(n_s, "n_s")
+    sigma_s2 = check_nonnegative(sigma_s2, "sigma_s2")
+    taus = check_array(taus, "taus", ndim=1, positive=True)
+    rho = float(check_array(rho, "rho", ndim=0))
+    w0_sq = check_positive(w0_norm, "w0_norm") ** 2
+    w1_sq = max(1.0, rho**2) * w0_sq
+    d2 = np.r_[source_distance(taus, p / n_s, w0_sq, w1_sq, rho, sigma_s2), w1_sq]
+    risk = np.array([target_risk(lam, p / n_t, s2, d2) for n_t, s2, lam in
+                     _target_triples(targets)])
+    return d2, risk
+
+
+def l2sp_table(taus, targets, distance_sq, risk, distance_sq_theory, risk_theory):
+    r"""Text table of theory against Monte Carlo (mean :math:`\pm` standard error) for L2-SP.
+
+    One block per source ridge (then "no transfer"): :math:`D^2` and the risk of each target,
+    each as ``theory | mean ± se``; a last line gives the largest :math:`|{\rm MC}-{\rm theory}|`
+    in standard errors.
+
+    Parameters
+    ----------
+    taus : array_like, shape (k,)
+        Source ridges.
+    targets : sequence of (n_t, sigma_t2, lam)
+        Target settings (``n_t`` labels the rows).
+    distance_sq : array_like, shape (n_seeds, k)
+        Monte Carlo :math:`D^2` (:func:`l2sp_experiment`).
+    risk : array_like, shape (n_seeds, len(targets), k + 1)
+        Monte Carlo risks (:func:`l2sp_experiment`).
+    distance_sq_theory : array_like, shape (k + 1,)
+        From :func:`l2sp_theory`.
+    risk_theory : array_like, shape (len(targets), k + 1)
+        From :func:`l2sp_theory`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> D2 = np.array([[1.0], [1.2]])
+    >>> R = np.array([[[0.5, 0.6]], [[0.7, 0.6]]])
+    >>> print(l2sp_table([0.25], [(100, 0.25, 0.5)], D2, R, [1.0, 1.0], [[0.6, 0.6]]))
+    tau = 0.250  D^2 1.000 | 1.100 ± 0.100
+        risk, n_t = 100: 0.600 | 0.600 ± 0.100
+    no transfer  D^2 1 (= |w1|^2)
+        risk, n_t = 100: 0.600 | 0.600 ± 0.000
+    largest |MC - theory|: 1.0 se
+    """
+    taus = check_array(taus, "taus", ndim=1)
+    k, targets = taus.size, _target_triples(targets)
+    D2 = check_array(distance_sq, "distance_sq", ndim=2)
+    if D2.shape[1] != k or D2.shape[0] < 2:
+        raise ValueError("distance_sq must have shape (n_seeds >= 2, len(taus))")
+    risk = check_array(risk, "risk", shape=(D2.shape[0], len(targets), k + 1))
+    d2_th = check_array(distance_sq_theory, "distance_sq_theory", shape=(k + 1,))
+    r_th = check_array(risk_theory, "risk_theory", shape=(len(targets), k + 1))
+    (dm, ds), (rm, rs) = _mean_se(D2), _mean_se(risk)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.r_[((dm - d2_th[:k]) / ds), ((rm - r_th) / rs).ravel()]
+    lines = []
+    for j in range(k + 1):
+        if j < k:
+            lines.append(f"tau = {taus[j]:.3f}  D^2 {d2_th[j]:.3f} | {dm[j]:.3f} ± {ds[j]:.3f}")
+        else:
+            lines.append(f"no transfer  D^2 {d2_th[k]:g} (= |w1|^2)")
+        for i, (n_t, _, _) in enumerate(targets):
+            lines.append(f"    risk, n_t = {n_t}: {r_th[i, j]:.3f} | "
+                         f"{rm[i, j]:.3f} ± {rs[i, j]:.3f}")
+    lines.append(f"largest |MC - theory|: {np.abs(np.nan_to_num(z)).max():.1f} se")
+    return "\n".join(lines)
+
+
+def plot_transfer_region(ax, gamma_s, snr, tau_range=(0.01, 100.0), rho_max=2.0):
+    r"""Draw where L2-SP transfer helps in the plane of source ridge and alignment (theory).
+
+    Shades :math:`\rho>\rho_c(\tau)` (:func:`critical_alignment`), draws the boundary, the
+    transfer-optimal ridge :math:`\tau_0^*(\rho)` (:func:`transfer_optimal_penalty`, dashed), the
+    source-optimal ridge :math:`\tau_S^*` (vertical line) and the alignment
+    :math:`\rho_c(\tau_S^*)` (dotted horizontal line).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    gamma_s, snr : float
+        :math:`p/n_s` and :math:`\|w_0\|^2/\sigma_s^2`.
+    tau_range : (float, float)
+        Range of the (log-scaled) ridge axis.
+    rho_max : float
+        Top of the alignment axis.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    gamma_s = check_positive(gamma_s, "gamma_s")
+    snr = check_positive(snr, "snr")
+    lo, hi = check_array(tau_range, "tau_range", shape=(2,), positive=True)
+    if not lo < hi:
+        raise ValueError("tau_range must be increasing")
+    rho_max = check_positive(rho_max, "rho_max")
+    tau_grid = np.geomspace(lo, hi, 200)
+    rho_c = critical_alignment(tau_grid, gamma_s, snr)
+    rhos = np.linspace(0.025, 0.8, 60) * rho_max
+    tau_opt = [transfer_optimal_penalty(r, gamma_s, snr) for r in rhos]
+    tau_s = source_optimal_penalty(gamma_s, snr)
+    ax.fill_between(tau_grid, rho_c, rho_max, color="C2", alpha=0.15,
+                    label="transfer helps")
+    ax.plot(tau_grid, rho_c, "C2", label=r"$\rho_c(\tau)$")
+    ax.plot(tau_opt, rhos, "C3--", label=r"$\tau_0^*(\rho)$")
+    ax.axvline(tau_s, color="k", lw=1, label=r"$\tau_S^*$")
+    ax.axhline(critical_alignment(tau_s, gamma_s, snr), color="k", lw=0.8, ls=":")
+    ax.set(xscale="log", xlim=(lo, hi), ylim=(0, rho_max),
+           xlabel=r"source ridge $\tau$", ylabel=r"alignment $\rho$")
+    ax.legend(fontsize=8, loc="upper left")
+    return ax
+
+
+def plot_l2sp_learning_curves(ax, p, n_s, sigma_s2, tau, n_ts, sigma_t2, lam, risks):
+    r"""Draw target risk against the target sample size: theory lines and Monte Carlo points.
+
+    One curve per alignment (transfer from the source ridge ``tau``) and one for plain ridge (no
+    transfer, the Monte Carlo of all alignments pooled); error bars are two standard errors.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    p, n_s, sigma_s2 : int, int, float
+        Source setting, as in :func:`simulate_l2sp`.
+    tau : float
+        Source ridge.
+    n_ts : array_like of int
+        Target sample sizes of the simulation.
+    sigma_t2, lam : float
+        Target noise variance and L2-SP penalty.
+    risks : dict
+        ``rho -> risk`` with ``risk`` of shape (n_seeds, len(n_ts), 2), as returned by
+        :func:`l2sp_experiment` for ``taus=[tau]`` and one target per ``n_t``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    n_ts = check_array(n_ts, "n_ts", ndim=1, positive=True)
+    if not isinstance(risks, dict) or not risks:
+        raise ValueError("risks must be a non-empty dict rho -> risk array")
+    sims = {float(check_array(r, "risks", ndim=0)): check_array(v, "risks", ndim=3)
+            for r, v in risks.items()}
+    if any(v.shape[1:] != (n_ts.size, 2) or v.shape[0] < 2 for v in sims.values()):
+        raise ValueError("risks: each array must have shape (n_seeds >= 2, len(n_ts), 2)")
+    if any(abs(r) > 1 for r in sims):
+        raise ValueError("risks: alignments must lie in [-1, 1] (then |w1| = |w0| = 1)")
+    p, n_s = check_size(p, "p"), check_size(n_s, "n_s")
+    sigma_s2, sigma_t2 = check_nonnegative(sigma_s2, "sigma_s2"), check_nonnegative(sigma_t2, "sigma_t2")
+    tau, lam = check_positive(tau, "tau"), check_positive(lam, "lam")
+    n_grid = np.geomspace(0.8 * n_ts.min(), 1.25 * n_ts.max(), 60)
+    for k, (rho, v) in enumerate(sims.items()):
+        d2 = source_distance(tau, p / n_s, 1.0, 1.0, rho, sigma_s2)
+        m, s = _mean_se(v[:, :, 0])
+        plotting.curve_vs_mc(ax, n_grid, target_risk(lam, p / n_grid, sigma_t2, d2),
+                             n_ts, m, 2 * s, theory_label=rf"transfer, $\rho={rho:g}$",
+                             mc_label=None, color=f"C{k}")
+    m, s = _mean_se(np.concatenate([v[:, :, 1] for v in sims.values()]))
+    plotting.curve_vs_mc(ax, n_grid, target_risk(lam, p / n_grid, sigma_t2, 1.0), n_ts, m,
+                         2 * s, theory_label="no transfer", mc_label=None, color="k")
+    ax.set(xscale="log", xlabel="target samples $n_t$", ylabel="target risk")
+    ax.legend(fontsize=8)
+    return ax
+
+
 # ---------------------------------------------------------------------------
 # alpha-LoRA
 # ---------------------------------------------------------------------------
@@ -708,3 +963,155 @@ def simulate_alpha_lora(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, rn
         g2.append(proj**2 + norm2)
     c = l2sp_ridge(X, np.zeros(n), gamma, w_src)  # (I - QS) w_tilde = gamma Q w_tilde
     return np.array(acc), np.array(g2), float((c @ mu_b) ** 2 + c @ c)
+
+
+def alpha_lora_experiment(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, n_draws, rng):
+    r"""Independent realisations of :func:`simulate_alpha_lora`, stacked.
+
+    Parameters
+    ----------
+    N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas
+        As in :func:`simulate_alpha_lora`.
+    n_draws : int
+        Independent draws, at least 2 (:func:`alpha_lora_report` needs standard errors).
+    rng : numpy.random.Generator or int or None
+        Random generator; the draws use it one after the other.
+
+    Returns
+    -------
+    accuracy : numpy.ndarray, shape (n_draws, len(alphas))
+        Exact conditional accuracy per draw and :math:`\alpha`.
+    t3 : numpy.ndarray, shape (n_draws,)
+        The :math:`\alpha^2` coefficient of the second moment per draw.
+
+    Examples
+    --------
+    >>> acc, t3 = alpha_lora_experiment(200, 50, 20, 1.0, 1.0, 0.5, 1.0, 1.0, [0.0, 1.0], 3, 0)
+    >>> acc.shape, t3.shape
+    ((3, 2), (3,))
+    """
+    n_draws = check_size(n_draws, "n_draws", minimum=2)
+    rng = as_generator(rng)
+    runs = [simulate_alpha_lora(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, rng)
+            for _ in range(n_draws)]
+    return np.array([r[0] for r in runs]), np.array([r[2] for r in runs])
+
+
+def _alpha_lora_setting(setting):
+    if len(setting) != 8:
+        raise ValueError("setting must be (N, n, p, mu, mu_orth, beta, gamma_pre, gamma)")
+    _lora_scalars(*setting)  # validates
+    return tuple(setting)
+
+
+def _columns(alphas, values, name):
+    cols = []
+    for a in values:
+        hit = np.flatnonzero(np.isclose(alphas, a, rtol=0, atol=1e-12))
+        if hit.size == 0:
+            raise ValueError(f"{name}: alpha = {a:g} is not among the simulated alphas")
+        cols.append(int(hit[-1]))
+    return cols
+
+
+def alpha_lora_report(setting, alphas, accuracy, t3, show=(0.0, 1.0)):
+    r"""Text report of theory against simulation for alpha-LoRA in one setting.
+
+    Lists :math:`\alpha^*` (corrected and repository :math:`T_3`); the accuracy, theory against
+    mean :math:`\pm` standard error and the gap in standard errors, at each :math:`\alpha` of
+    ``show`` and at :math:`\alpha^*`; :math:`T_3` (both variants) against the simulated one; and
+    the paired accuracy difference between the two optima.
+
+    Parameters
+    ----------
+    setting : tuple
+        ``(N, n, p, mu, mu_orth, beta, gamma_pre, gamma)``.
+    alphas : array_like, shape (k,)
+        The simulated :math:`\alpha`; must contain ``show`` and both optima
+        (:func:`alpha_lora_optimal_alpha`, ``variant="corrected"`` and ``"repository"``).
+    accuracy : array_like, shape (n_draws, k)
+        From :func:`alpha_lora_experiment`.
+    t3 : array_like, shape (n_draws,)
+        From :func:`alpha_lora_experiment`.
+    show : sequence of float
+        Values of :math:`\alpha` to report besides :math:`\alpha^*`.
+
+    Returns
+    -------
+    str
+        The lines, starting with ``alpha* = ...``.
+
+    Examples
+    --------
+    >>> s = (1000, 200, 100, 1.0, 1.5, 0.3, 1.0, 1.0)
+    >>> a = [alpha_lora_optimal_alpha(*s, variant=v) for v in ("corrected", "repository")]
+    >>> acc, t3 = alpha_lora_experiment(*s, np.r_[1.0, a], 2, 0)
+    >>> print(alpha_lora_report(s, np.r_[1.0, a], acc, t3, show=[1.0]))  # doctest: +ELLIPSIS
+    alpha* = 0.079 (repository T3: 0.083)
+      alpha =  1.000: accuracy 0.8730 | ...
+    """
+    s = _alpha_lora_setting(setting)
+    alphas = check_array(alphas, "alphas", ndim=1)
+    acc = check_array(accuracy, "accuracy", ndim=2)
+    if acc.shape[1] != alphas.size or acc.shape[0] < 2:
+        raise ValueError("accuracy must have shape (n_draws >= 2, len(alphas))")
+    t3 = check_array(t3, "t3", shape=(acc.shape[0],))
+    show = check_array(show, "show", ndim=1)
+    a_c, a_r = (alpha_lora_optimal_alpha(*s, variant=v) for v in ("corrected", "repository"))
+    cols = _columns(alphas, list(show) + [a_c, a_r], "alphas")
+    lines = [f"alpha* = {a_c:.3f} (repository T3: {a_r:.3f})"]
+    for a, j in zip(list(show) + [a_c], cols[:-1]):
+        th, (m, se) = alpha_lora_accuracy(a, *s), _mean_se(acc[:, j])
+        lines.append(f"  alpha = {a:6.3f}: accuracy {th:.4f} | {m:.4f} ± {se:.4f}")
+        lines.append(f"      gap {(m - th) / se:+.1f} se")
+    t3c, t3r = (alpha_lora_t3(*s, variant=v) for v in ("corrected", "repository"))
+    m, se = _mean_se(t3)
+    lines.append(f"  T3: corrected {t3c:.4f}, repository {t3r:.4f}, simulated {m:.4f} ± {se:.4f}")
+    lines.append(f"      gap to corrected {(m - t3c) / se:+.1f} se,"
+                 f" to repository {(m - t3r) / se:+.1f} se")
+    d = acc[:, cols[-2]] - acc[:, cols[-1]]
+    th = alpha_lora_accuracy(a_c, *s) - alpha_lora_accuracy(a_r, *s)
+    lines.append(f"  acc(alpha*) - acc(repository alpha*): {th:+.5f} |"
+                 f" {d.mean():+.5f} ± {d.std(ddof=1) / np.sqrt(len(d)):.5f}")
+    return "\n".join(lines)
+
+
+def plot_alpha_lora(ax, setting, alphas, accuracy, color=None, n_grid=201):
+    r"""Draw target accuracy against :math:`\alpha` for one alpha-LoRA setting.
+
+    The theory with the corrected :math:`T_3` (solid, labelled by :math:`\beta`) and with the
+    public code's (dotted), the simulated means with two standard errors (circles) and the
+    corrected optimum :math:`\alpha^*` (star).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    setting : tuple
+        ``(N, n, p, mu, mu_orth, beta, gamma_pre, gamma)``.
+    alphas : array_like, shape (k,)
+        Simulated :math:`\alpha`; the theory is drawn over their range.
+    accuracy : array_like, shape (n_draws, k)
+        Simulated accuracies (:func:`alpha_lora_experiment`).
+    color : str, optional
+        Colour of the curves and points.
+    n_grid : int
+        Points of the theory curves.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    s = _alpha_lora_setting(setting)
+    alphas = check_array(alphas, "alphas", ndim=1)
+    acc = check_array(accuracy, "accuracy", ndim=2)
+    if acc.shape[1] != alphas.size or acc.shape[0] < 2:
+        raise ValueError("accuracy must have shape (n_draws >= 2, len(alphas))")
+    fine = np.linspace(alphas.min(), alphas.max(), check_size(n_grid, "n_grid", minimum=2))
+    m, se = _mean_se(acc)
+    plotting.curve_vs_mc(ax, fine, alpha_lora_accuracy(fine, *s), alphas, m, 2 * se,
+                         mc_label=None, theory_label=rf"$\beta={s[5]:g}$", color=color)
+    color = ax.lines[-1].get_color() if color is None else color
+    ax.plot(fine, alpha_lora_accuracy(fine, *s, variant="repository"), ":", color=color, lw=1.5)
+    a_c = alpha_lora_optimal_alpha(*s)
+    ax.plot(a_c, alpha_lora_accuracy(a_c, *s), "*", color=color, ms=12)
+    return ax
