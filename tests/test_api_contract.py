@@ -417,6 +417,20 @@ REGISTRY = {
     "dyson.rbm.train_rbm_pcd": dict(K_target=lambda: seqrmt.dyson.rbm_target_kernel(4, 4.0), n_h=4,
                                     mu2=9.0, lr=0.1, batch=4, steps=5, n_seeds=2, rng=0),
     "dyson.rbm.rbm_pair_eigenvalues": dict(gram=np.diag([5.0, 4.0, 4.0]), kappa=np.array([4.0, 5.0, 5.0])),
+    # seqrmt.dyson.rbm: ensemble analysis of PCD runs (short notebook cells)
+    "dyson.rbm.rbm_learned_spectrum": dict(kappa=np.array([4.0, 8.0, 10.0]), n_h=2, mu2=9.0),
+    "dyson.rbm.rbm_variance_ratio": dict(modes=np.random.default_rng(0).normal(size=(5, 4, 3)),
+                                         pred=np.ones(3), n_groups=2),
+    "dyson.rbm.rbm_pair_widths": dict(pairs=lambda: seqrmt.dyson.goe_eigs(2, 40, 0).reshape(5, 8, 1, 2),
+                                      n_groups=4),
+    "dyson.rbm.rbm_pair_scaled": dict(diag=np.random.default_rng(0).normal(size=(3, 4, 2)),
+                                      pairs=np.sort(np.random.default_rng(1).normal(size=(3, 4, 1, 2))),
+                                      sigma=np.array([0.5])),
+    "dyson.rbm.rbm_pair_statistics": dict(z_diag=np.random.default_rng(0).normal(size=(8, 6)),
+                                          z_eig=np.random.default_rng(1).normal(size=(8, 6)),
+                                          s_norm=np.random.default_rng(2).uniform(0.1, 2, (8, 3)),
+                                          n_groups=4),
+    "dyson.universality.mean_se": dict(samples=np.array([1.0, 2.0, 4.0])),
     "dyson.fokker_planck.potential_on_grid": dict(V=_sq, x_grid=np.linspace(-1, 1, 5),
                                                   _ok="x_grid:neg"),
     "dyson.fokker_planck.fokker_planck_potential": dict(V=_sq, g2=0.5, x_grid=np.linspace(-1, 1, 5),
@@ -641,6 +655,9 @@ EXEMPT = {
     "testing.Mismatch": "result container (a record filled by compare_text)",
     # matplotlib
     "plotting.hist_vs_density": "draws on a matplotlib Axes (plotting is owned by the book team)",
+    # seqrmt.dyson.rbm figures (inputs validated; tests/test_dyson_rbm.py)
+    **dict.fromkeys(["dyson.rbm.plot_mode_learning", "dyson.rbm.plot_stationary_eigenvalues",
+                     "dyson.rbm.plot_pair_histograms"], "draws on matplotlib Axes (tests/test_dyson_rbm.py)"),
     "plotting.curve_vs_mc": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.mean_spread": "draws on a matplotlib Axes (plotting is owned by the book team)",
     # torch device: depends on the machine

@@ -47,6 +47,7 @@ __all__ = [
     "spacing_ratio_density",
     "batch_statistic",
     "jackknife",
+    "mean_se",
 ]
 
 #: Mean of the spacing ratio :math:`\tilde r` for large GOE matrices (Atas et al. 2013).
@@ -534,6 +535,41 @@ def jackknife(samples, statistic, n_groups=None):
     values = np.array([float(statistic(np.delete(x, g, axis=0))) for g in groups])
     se = np.sqrt((n_groups - 1) / n_groups * np.sum((values - values.mean()) ** 2))
     return float(statistic(x)), float(se)
+
+
+def mean_se(samples):
+    r"""Mean over independent members and its standard error.
+
+    For members :math:`x_1,\dots,x_n` along the first axis, returns
+    :math:`\bar x` and :math:`s/\sqrt n` with :math:`s` the sample standard
+    deviation (``ddof=1``), elementwise over the remaining axes.
+
+    Parameters
+    ----------
+    samples : array_like
+        Independent members (trainings, seeds) along the first axis, at least 2.
+
+    Returns
+    -------
+    mean, se : float or ndarray
+        Shape ``samples.shape[1:]`` (floats for 1-D input).
+
+    Examples
+    --------
+    >>> mean_se([1.0, 2.0, 3.0, 6.0])
+    (3.0, 1.0801234497346435)
+    >>> m, se = mean_se(np.array([[0.0, 1.0], [2.0, 1.0]]))
+    >>> m, se
+    (array([1., 1.]), array([1., 0.]))
+    """
+    x = check_array(samples, "samples")
+    if x.ndim < 1 or x.shape[0] < 2:
+        raise ValueError(f"samples must hold at least 2 members along axis 0, got shape {x.shape}")
+    mean = x.mean(axis=0)
+    se = x.std(axis=0, ddof=1) / np.sqrt(x.shape[0])
+    if x.ndim == 1:
+        return float(mean), float(se)
+    return mean, se
 
 
 # ---------------------------------------------------------------------------
