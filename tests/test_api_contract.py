@@ -431,6 +431,20 @@ REGISTRY = {
                                           s_norm=np.random.default_rng(2).uniform(0.1, 2, (8, 3)),
                                           n_groups=4),
     "dyson.universality.mean_se": dict(samples=np.array([1.0, 2.0, 4.0])),
+    "dyson.universality.mean_spacing_ratio": dict(eigs=lambda: seqrmt.dyson.goe_eigs(4, 6, 0), n_batches=3),
+    # seqrmt.dyson.weight_spectra: ensemble drivers of notebook 05
+    "dyson.weight_spectra.jackknife_mp_fit": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (8, 64, 16))),
+        ratio=0.25, n_groups=4),
+    "dyson.weight_spectra.bootstrap_table": dict(
+        boots=lambda: [seqrmt.dyson.bootstrap_mp_fit(seqrmt.dyson.gram_eigenvalues(
+            np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))), 0.25, n_boot=3, rng=0)]),
+    "dyson.weight_spectra.independent_levels": dict(eigs=np.array([[1.0, 2.0], [3.0, 4.0]]), n_spectra=3,
+                                                    rng=0),
+    "dyson.weight_spectra.empirical_ccdf": dict(eigs=np.array([1.0, 2.0, 3.0])),
+    "dyson.weight_spectra.weightwatcher_metrics": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))),
+        ratio=0.25),
     "dyson.fokker_planck.potential_on_grid": dict(V=_sq, x_grid=np.linspace(-1, 1, 5),
                                                   _ok="x_grid:neg"),
     "dyson.fokker_planck.fokker_planck_potential": dict(V=_sq, g2=0.5, x_grid=np.linspace(-1, 1, 5),
@@ -658,6 +672,7 @@ EXEMPT = {
     # seqrmt.dyson.rbm figures (inputs validated; tests/test_dyson_rbm.py)
     **dict.fromkeys(["dyson.rbm.plot_mode_learning", "dyson.rbm.plot_stationary_eigenvalues",
                      "dyson.rbm.plot_pair_histograms"], "draws on matplotlib Axes (tests/test_dyson_rbm.py)"),
+    "dyson.weight_spectra.plot_mp_bulk_fit": "draws on a matplotlib Axes (tests/test_weight_spectra.py)",
     "plotting.curve_vs_mc": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.mean_spread": "draws on a matplotlib Axes (plotting is owned by the book team)",
     # torch device: depends on the machine

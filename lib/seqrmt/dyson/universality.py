@@ -48,6 +48,7 @@ __all__ = [
     "batch_statistic",
     "jackknife",
     "mean_se",
+    "mean_spacing_ratio",
 ]
 
 #: Mean of the spacing ratio :math:`\tilde r` for large GOE matrices (Atas et al. 2013).
@@ -535,6 +536,34 @@ def jackknife(samples, statistic, n_groups=None):
     values = np.array([float(statistic(np.delete(x, g, axis=0))) for g in groups])
     se = np.sqrt((n_groups - 1) / n_groups * np.sum((values - values.mean()) ** 2))
     return float(statistic(x)), float(se)
+
+
+def mean_spacing_ratio(eigs, n_batches=20):
+    r"""Mean spacing ratio :math:`\langle\tilde r\rangle` of a set of spectra, with a batch-means error.
+
+    :func:`spacing_ratios` of every spectrum (row), averaged; the standard error comes from
+    :func:`batch_statistic` over ``n_batches`` groups of rows, so it covers the correlations between
+    the ratios of one spectrum.
+
+    Parameters
+    ----------
+    eigs : array_like, shape (n_spectra, n)
+        One spectrum per row (at least 3 eigenvalues, at least ``n_batches`` rows).
+    n_batches : int
+        Number of groups (at least 2).
+
+    Returns
+    -------
+    value, se : float
+
+    Examples
+    --------
+    >>> r, se = mean_spacing_ratio(goe_eigs(50, 400, 0))
+    >>> bool(abs(r - GOE_MEAN_SPACING_RATIO) < 5 * se)
+    True
+    """
+    e = _spectra(eigs, "eigs", 3)
+    return batch_statistic(e, lambda b: spacing_ratios(b).mean(), n_batches=n_batches)
 
 
 def mean_se(samples):
