@@ -432,6 +432,17 @@ REGISTRY = {
                                           n_groups=4),
     "dyson.universality.mean_se": dict(samples=np.array([1.0, 2.0, 4.0])),
     "dyson.universality.mean_spacing_ratio": dict(eigs=lambda: seqrmt.dyson.goe_eigs(4, 6, 0), n_batches=3),
+    "dyson.universality.fit_two_mode_errors": dict(samples=lambda: seqrmt.dyson.goe_eigs(2, 200, 0) + 1.0,
+                                                   n_batches=4),
+    # seqrmt.dyson.teacher_student and fokker_planck: drivers of notebooks 01 and 04
+    "dyson.teacher_student.teacher_student_scan": dict(settings=[(0.1, 4, 0.1)], n_seeds=5, rng=0, n_steps=20),
+    "dyson.fokker_planck.mean_position": dict(psi=np.ones(5) / 2, x_grid=np.linspace(-1, 1, 5)),
+    "dyson.fokker_planck.density_moments": dict(p=np.ones(5) / 2, x_grid=np.linspace(-1, 1, 5)),
+    "dyson.fokker_planck.decay_rate": dict(t=np.array([0.0, 1.0, 2.0]), y=np.array([0.0, 0.5, 0.75]),
+                                           y_inf=1.0, window=(0.0, 2.0), _ok="t:neg y:neg y:zero"),
+    "dyson.fokker_planck.ensemble_decay_rate": dict(
+        t=np.linspace(0, 5, 11), samples=lambda: 1 - np.exp(-np.linspace(0, 5, 11))[:, None]
+        + 0.01 * np.random.default_rng(0).normal(size=(11, 8)), window=(0.0, 2.0), n_late=2, n_groups=4),
     # seqrmt.dyson.weight_spectra: ensemble drivers of notebook 05
     "dyson.weight_spectra.jackknife_mp_fit": dict(
         eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (8, 64, 16))),
@@ -673,6 +684,9 @@ EXEMPT = {
     **dict.fromkeys(["dyson.rbm.plot_mode_learning", "dyson.rbm.plot_stationary_eigenvalues",
                      "dyson.rbm.plot_pair_histograms"], "draws on matplotlib Axes (tests/test_dyson_rbm.py)"),
     "dyson.weight_spectra.plot_mp_bulk_fit": "draws on a matplotlib Axes (tests/test_weight_spectra.py)",
+    "dyson.universality.plot_two_mode_collapse": "draws on a matplotlib Axes (tests/test_dyson_universality.py)",
+    "dyson.teacher_student.plot_singular_value_paths": "draws on a matplotlib Axes (tests/test_teacher_student.py)",
+    "dyson.fokker_planck.plot_levels": "draws on a matplotlib Axes (tests/test_fokker_planck.py)",
     "plotting.curve_vs_mc": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.mean_spread": "draws on a matplotlib Axes (plotting is owned by the book team)",
     # torch device: depends on the machine

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_positive, check_positive_int, check_size
+from .._validation import check_nonnegative, check_positive, check_positive_int, check_size
 from ..utils import as_generator, single_threaded_blas
 
-__all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width"]
+__all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width", "teacher_student_scan",
+           "plot_singular_value_paths"]
 
 
 @dataclass
@@ -216,3 +217,99 @@ def _goe(rng, shape, var):
     A[..., 1, 1] = np.sqrt(2.0) * g[..., 1]
     A[..., 0, 1] = A[..., 1, 0] = g[..., 2]
     return A
+
+
+def teacher_student_scan(settings, n_seeds, rng=None, n_steps=400, **kwargs):
+    r"""Measured and predicted two-mode widths and mean spacings over a list of SGD settings.
+
+    For each :math:`(\alpha,|\mathcal B|,\varepsilon)` an ensemble is trained
+    (:func:`teacher_student_ensemble`, in the order given, from one generator) and summarised by the
+    moment width :func:`~seqrmt.dyson.universality.two_mode_width` and the mean spacing
+    :math:`\langle S\rangle` of its final singular values, with standard errors, next to the leading
+    and exact predicted widths (:func:`teacher_student_width`).
+
+    Parameters
+    ----------
+    settings : sequence of (lr, batch, eps)
+    n_seeds : int
+        Ensemble size per setting.
+    rng : int, numpy.random.Generator or None
+    n_steps : int
+        SGD steps per student.
+    **kwargs
+        Passed to :func:`teacher_student_ensemble`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(settings), 6)
+        Columns: width, its SE, :math:`\langle S\rangle`, its SE, leading and exact predicted widths.
+
+    Examples
+    --------
+    >>> tab = teacher_student_scan([(0.1, 16, 0.1), (0.2, 16, 0.1)], 200, rng=0, n_steps=200)
+    >>> tab.shape, bool(np.all(np.abs(tab[:, 0] / tab[:, 5] - 1) < 5 * tab[:, 1] / tab[:, 5]))
+    ((2, 6), True)
+    """
+    from .universality import two_mode_width
+
+    rows = list(settings)
+    if not rows:
+        raise ValueError("settings must hold at least one (lr, batch, eps)")
+    for r in rows:
+        if len(r) != 3:
+            raise ValueError(f"settings must hold (lr, batch, eps) triples, got {r!r}")
+        try:
+            _check_sgd(*r)
+        except ValueError as exc:
+            raise ValueError(f"settings: {exc}") from exc
+    rng = as_generator(rng)
+    out = []
+    for a, b, e in rows:
+        f = teacher_student_ensemble(a, b, e, n_seeds=n_seeds, rng=rng, n_steps=n_steps, **kwargs).final
+        S = f[:, 0] - f[:, 1]
+        out.append((*two_mode_width(f), S.mean(), S.std() / np.sqrt(S.size),
+                    teacher_student_width(a, b, e, "leading"), teacher_student_width(a, b, e, "exact")))
+    return np.array(out)
+
+
+def plot_singular_value_paths(ax, result, start=100, member=0, teacher=2.0):
+    r"""Draw the two singular values, minus the teacher's :math:`x_0`, of one student against the SGD step.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    result : TeacherStudentResult
+    start : int
+        First step drawn.
+    member : int
+        Which ensemble member.
+    teacher : float
+        The teacher eigenvalue :math:`x_0` that is subtracted.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> run = teacher_student_ensemble(0.1, 16, 0.1, n_seeds=2, rng=0, n_steps=200)
+    >>> fig, ax = plt.subplots()
+    >>> len(plot_singular_value_paths(ax, run).lines)
+    2
+    >>> plt.close(fig)
+    """
+    if not isinstance(result, TeacherStudentResult):
+        raise ValueError(f"result must be a TeacherStudentResult, got {type(result).__name__}")
+    start = check_nonnegative(start, "start")
+    teacher = check_positive(teacher, "teacher")
+    member = check_nonnegative(member, "member")
+    if not 0 <= member < result.trajectory.shape[1]:
+        raise ValueError(f"member must lie in [0, {result.trajectory.shape[1]}), got {member}")
+    late = result.steps >= start
+    for j, (mk, lab) in enumerate([("o-", "upper"), ("s-", "lower")]):
+        ax.plot(result.steps[late], result.trajectory[late, int(member), j] - teacher, mk, ms=3, lw=1,
+                label=lab)
+    ax.set_xlabel("SGD step")
+    ax.set_ylabel(f"singular value minus {teacher:g}")
+    return ax
