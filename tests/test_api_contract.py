@@ -686,6 +686,8 @@ EXEMPT = {
     "dyson.weight_spectra.plot_mp_bulk_fit": "draws on a matplotlib Axes (tests/test_weight_spectra.py)",
     "dyson.universality.plot_two_mode_collapse": "draws on a matplotlib Axes (tests/test_dyson_universality.py)",
     "dyson.teacher_student.plot_singular_value_paths": "draws on a matplotlib Axes (tests/test_teacher_student.py)",
+    "dyson.teacher_student.plot_width_scan": "draws on matplotlib Axes (tests/test_teacher_student.py)",
+    "dyson.teacher_student.plot_width_ratio": "draws on a matplotlib Axes (tests/test_teacher_student.py)",
     "dyson.fokker_planck.plot_levels": "draws on a matplotlib Axes (tests/test_fokker_planck.py)",
     "plotting.curve_vs_mc": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.mean_spread": "draws on a matplotlib Axes (plotting is owned by the book team)",

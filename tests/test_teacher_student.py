@@ -187,3 +187,27 @@ def test_plot_singular_value_paths():
     with pytest.raises(ValueError, match="result"):
         T.plot_singular_value_paths(ax, run.final)
     plt.close(fig)
+
+
+def test_plot_width_scan_and_ratio():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tab = T.teacher_student_scan([(0.1, 16, 0.1), (0.2, 16, 0.1), (0.1, 8, 0.1)], 50, rng=0, n_steps=100)
+    fig, axes = plt.subplots(1, 3)
+    T.plot_width_scan(axes[:2], tab, {"a": slice(0, 2), "b": [2]}, line_max=0.03)
+    exact_line, identity = [ln for ln in axes[0].lines if ln.get_label() in ("exact width", "identity")]
+    np.testing.assert_allclose(exact_line.get_ydata(), tab[:, 5])
+    np.testing.assert_allclose(identity.get_xdata(), [0, 0.03])
+    with pytest.raises(ValueError, match="scan"):
+        T.plot_width_scan(axes[:2], tab[:, :5], {"a": slice(0, 2)})
+    ax = T.plot_width_ratio(axes[2], [0.1, 0.2], [1.0, 1.05], [0.01, 0.02], [1.03, 1.06])
+    ar1 = [ln for ln in ax.lines if ln.get_label().startswith("AR(1)")][0]
+    a = ar1.get_xdata()
+    np.testing.assert_allclose(ar1.get_ydata(), [T.teacher_student_width(x, 16, 0.1, "ar1")
+                                                 / T.teacher_student_width(x, 16, 0.1, "leading") for x in a])
+    with pytest.raises(ValueError, match="ratio"):
+        T.plot_width_ratio(axes[2], [0.1, 0.2], [1.0], [0.01, 0.02], [1.03, 1.06])
+    plt.close(fig)
