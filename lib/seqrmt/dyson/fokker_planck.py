@@ -446,6 +446,7 @@ def plot_levels(ax, V, g2, x_grid, energies):
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax``, with :math:`U(x)` and one line per level.
 
     Examples
     --------

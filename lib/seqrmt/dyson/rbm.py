@@ -1004,6 +1004,7 @@ def plot_mode_learning(ax, run, det):
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax``, with one colour per target level.
 
     Examples
     --------
@@ -1048,16 +1049,17 @@ def plot_stationary_eigenvalues(ax, eigs, x_star, bins=30):
 
     Returns
     -------
-    matplotlib.axes.Axes
+    ax : matplotlib.axes.Axes
+        The input Axes, with one histogram per sorted eigenvalue.
 
     Examples
     --------
-    >>> import matplotlib.pyplot as plt
-    >>> fig, ax = plt.subplots()
+    >>> from matplotlib import pyplot
+    >>> fig, ax = pyplot.subplots()
     >>> e = np.sort(np.random.default_rng(0).normal([1.0, 3.0], 0.1, (50, 2)), axis=1)
     >>> len(plot_stationary_eigenvalues(ax, e, [1.0, 3.0]).collections)
     1
-    >>> plt.close(fig)
+    >>> pyplot.close(fig)
     """
     eigs = check_array(eigs, "eigs")
     x_star = check_array(x_star, "x_star")
@@ -1084,6 +1086,7 @@ def plot_pair_histograms(axes, z_diag, z_eig, s_norm):
     Returns
     -------
     sequence of matplotlib.axes.Axes
+        ``axes``, with the Gaussian, two-mode and surmise panels.
 
     Examples
     --------

@@ -289,6 +289,7 @@ def plot_singular_value_paths(ax, result, start=100, member=0, teacher=2.0):
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax``, with the upper and lower singular value.
 
     Examples
     --------
@@ -336,6 +337,7 @@ def plot_width_scan(axes, scan, groups, line_max=None):
     Returns
     -------
     sequence of matplotlib.axes.Axes
+        ``axes``, with the width and spacing panels.
 
     Examples
     --------
@@ -392,6 +394,7 @@ def plot_width_ratio(ax, lr, ratio, ratio_se, exact, lr_range=(0.02, 0.45)):
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax``, with the data, AR(1) curve and exact widths.
 
     Examples
     --------

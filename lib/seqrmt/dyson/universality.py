@@ -595,6 +595,7 @@ def plot_two_mode_collapse(ax, samples, x0, sigma, labels, bins=40, lim=4.0):
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax``, with one step histogram per ensemble and the density.
 
     Examples
     --------

@@ -714,6 +714,7 @@ def plot_mp_bulk_fit(ax, fit, eigs, label=None):
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax``, with the histogram, the fitted bulk and its edge.
 
     Examples
     --------
