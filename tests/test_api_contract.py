@@ -458,6 +458,45 @@ REGISTRY = {
     "dyson.rbm.train_rbm_pcd": dict(K_target=lambda: seqrmt.dyson.rbm_target_kernel(4, 4.0), n_h=4,
                                     mu2=9.0, lr=0.1, batch=4, steps=5, n_seeds=2, rng=0),
     "dyson.rbm.rbm_pair_eigenvalues": dict(gram=np.diag([5.0, 4.0, 4.0]), kappa=np.array([4.0, 5.0, 5.0])),
+    # seqrmt.dyson.rbm: ensemble analysis of PCD runs (short notebook cells)
+    "dyson.rbm.rbm_learned_spectrum": dict(kappa=np.array([4.0, 8.0, 10.0]), n_h=2, mu2=9.0),
+    "dyson.rbm.rbm_variance_ratio": dict(modes=np.random.default_rng(0).normal(size=(5, 4, 3)),
+                                         pred=np.ones(3), n_groups=2),
+    "dyson.rbm.rbm_pair_widths": dict(pairs=lambda: seqrmt.dyson.goe_eigs(2, 40, 0).reshape(5, 8, 1, 2),
+                                      n_groups=4),
+    "dyson.rbm.rbm_pair_scaled": dict(diag=np.random.default_rng(0).normal(size=(3, 4, 2)),
+                                      pairs=np.sort(np.random.default_rng(1).normal(size=(3, 4, 1, 2))),
+                                      sigma=np.array([0.5])),
+    "dyson.rbm.rbm_pair_statistics": dict(z_diag=np.random.default_rng(0).normal(size=(8, 6)),
+                                          z_eig=np.random.default_rng(1).normal(size=(8, 6)),
+                                          s_norm=np.random.default_rng(2).uniform(0.1, 2, (8, 3)),
+                                          n_groups=4),
+    "dyson.universality.mean_se": dict(samples=np.array([1.0, 2.0, 4.0])),
+    "dyson.universality.mean_spacing_ratio": dict(eigs=lambda: seqrmt.dyson.goe_eigs(4, 6, 0), n_batches=3),
+    "dyson.universality.fit_two_mode_errors": dict(samples=lambda: seqrmt.dyson.goe_eigs(2, 200, 0) + 1.0,
+                                                   n_batches=4),
+    # seqrmt.dyson.teacher_student and fokker_planck: drivers of notebooks 01 and 04
+    "dyson.teacher_student.teacher_student_scan": dict(settings=[(0.1, 4, 0.1)], n_seeds=5, rng=0, n_steps=20),
+    "dyson.fokker_planck.mean_position": dict(psi=np.ones(5) / 2, x_grid=np.linspace(-1, 1, 5)),
+    "dyson.fokker_planck.density_moments": dict(p=np.ones(5) / 2, x_grid=np.linspace(-1, 1, 5)),
+    "dyson.fokker_planck.decay_rate": dict(t=np.array([0.0, 1.0, 2.0]), y=np.array([0.0, 0.5, 0.75]),
+                                           y_inf=1.0, window=(0.0, 2.0), _ok="t:neg y:neg y:zero"),
+    "dyson.fokker_planck.ensemble_decay_rate": dict(
+        t=np.linspace(0, 5, 11), samples=lambda: 1 - np.exp(-np.linspace(0, 5, 11))[:, None]
+        + 0.01 * np.random.default_rng(0).normal(size=(11, 8)), window=(0.0, 2.0), n_late=2, n_groups=4),
+    # seqrmt.dyson.weight_spectra: ensemble drivers of notebook 05
+    "dyson.weight_spectra.jackknife_mp_fit": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (8, 64, 16))),
+        ratio=0.25, n_groups=4),
+    "dyson.weight_spectra.bootstrap_table": dict(
+        boots=lambda: [seqrmt.dyson.bootstrap_mp_fit(seqrmt.dyson.gram_eigenvalues(
+            np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))), 0.25, n_boot=3, rng=0)]),
+    "dyson.weight_spectra.independent_levels": dict(eigs=np.array([[1.0, 2.0], [3.0, 4.0]]), n_spectra=3,
+                                                    rng=0),
+    "dyson.weight_spectra.empirical_ccdf": dict(eigs=np.array([1.0, 2.0, 3.0])),
+    "dyson.weight_spectra.weightwatcher_metrics": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))),
+        ratio=0.25),
     "dyson.fokker_planck.potential_on_grid": dict(V=_sq, x_grid=np.linspace(-1, 1, 5),
                                                   _ok="x_grid:neg"),
     "dyson.fokker_planck.fokker_planck_potential": dict(V=_sq, g2=0.5, x_grid=np.linspace(-1, 1, 5),
@@ -724,6 +763,15 @@ EXEMPT = {
     "testing.Mismatch": "result container (a record filled by compare_text)",
     # matplotlib
     "plotting.hist_vs_density": "draws on a matplotlib Axes (plotting is owned by the book team)",
+    # seqrmt.dyson.rbm figures (inputs validated; tests/test_dyson_rbm.py)
+    **dict.fromkeys(["dyson.rbm.plot_mode_learning", "dyson.rbm.plot_stationary_eigenvalues",
+                     "dyson.rbm.plot_pair_histograms"], "draws on matplotlib Axes (tests/test_dyson_rbm.py)"),
+    "dyson.weight_spectra.plot_mp_bulk_fit": "draws on a matplotlib Axes (tests/test_weight_spectra.py)",
+    "dyson.universality.plot_two_mode_collapse": "draws on a matplotlib Axes (tests/test_dyson_universality.py)",
+    "dyson.teacher_student.plot_singular_value_paths": "draws on a matplotlib Axes (tests/test_teacher_student.py)",
+    "dyson.teacher_student.plot_width_scan": "draws on matplotlib Axes (tests/test_teacher_student.py)",
+    "dyson.teacher_student.plot_width_ratio": "draws on a matplotlib Axes (tests/test_teacher_student.py)",
+    "dyson.fokker_planck.plot_levels": "draws on a matplotlib Axes (tests/test_fokker_planck.py)",
     "plotting.curve_vs_mc": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.mean_spread": "draws on a matplotlib Axes (plotting is owned by the book team)",
     **dict.fromkeys([

@@ -304,3 +304,123 @@ def test_value_errors():
         rbm.train_rbm_pcd(K_TARGET, 4, MU2, 0.1, 4, 10, 2, rng=0, init=np.ones((3, 3)))
     with pytest.raises(ValueError, match="init"):
         rbm.train_rbm_pcd(K_TARGET, 4, MU2, 0.1, 4, 10, 2, rng=0, init=np.full((N_V, 4), 5.0))
+
+
+# ---------------------------------------------------------------- ensemble analysis (notebook 03 drivers)
+def test_learned_spectrum_equals_filter_form():
+    """min(kappa, mu2) on the n_h infrared modes = the learned-below-mu2 modes padded with mu2."""
+    rng = np.random.default_rng(3)
+    for n_h, mu2 in [(10, 9.0), (5, 9.0), (10, 6.0), (3, 50.0)]:
+        kap = np.sort(rng.uniform(1.0, 12.0, 10))
+        learned = kap[:n_h][kap[:n_h] < mu2]
+        old = np.sort(np.r_[learned, np.full(10 - learned.size, mu2)])
+        np.testing.assert_array_equal(rbm.rbm_learned_spectrum(kap, n_h, mu2), old)
+    # more hidden units than modes: every mode below mu2 is learned
+    np.testing.assert_array_equal(rbm.rbm_learned_spectrum([8.0, 4.0], 5, 6.0), [4.0, 6.0])
+    # it is the spectrum of the exact-gradient fixed point
+    W = rbm.train_rbm_exact(K_TARGET, 5, MU2, lr=0.1, steps=8000, rng=0)
+    np.testing.assert_allclose(rbm.rbm_model_spectrum(W, MU2), rbm.rbm_learned_spectrum(KAPPA, 5, MU2),
+                               atol=1e-4)
+
+
+def test_variance_ratio_equals_inline_loop_and_is_one_for_known_variance():
+    rng = np.random.default_rng(4)
+    modes = rng.normal(3.0, 0.2, size=(16, 32, 4)) * np.array([1.0, 2.0, 0.5, 1.5])
+    pred = (0.2 * np.array([1.0, 2.0, 0.5, 1.5])) ** 2
+    dev2 = (modes - modes.mean(axis=(0, 1))) ** 2
+    r = [np.mean(dev2[:, g].mean(axis=(0, 1)) / pred) for g in np.array_split(np.arange(32), 8)]
+    value, se = rbm.rbm_variance_ratio(modes, pred, n_groups=8)
+    assert value == pytest.approx(np.mean(r), rel=1e-12)
+    assert se == pytest.approx(np.std(r, ddof=1) / np.sqrt(8), rel=1e-12)
+    assert abs(value - 1.0) < 4 * se
+    # doubling the prediction halves the ratio
+    assert rbm.rbm_variance_ratio(modes, 2 * pred, n_groups=8)[0] == pytest.approx(value / 2)
+    with pytest.raises(ValueError, match="n_groups"):
+        rbm.rbm_variance_ratio(modes, pred, n_groups=33)
+
+
+def test_pair_widths_recover_goe_width():
+    """2x2 GOE blocks of scale v have two-mode width sigma = sqrt(2 v); the jackknife SE covers it."""
+    e = universality.goe_eigs(2, 6400, 1, scale=0.08)  # sigma = 0.4
+    pairs = np.stack([e, e * 2.5], axis=1).reshape(20, 320, 2, 2) + 4.0  # second pair: sigma = 1.0
+    sig = rbm.rbm_pair_widths(pairs, n_groups=16)
+    assert sig.shape == (2, 2)
+    assert abs(sig[0, 0] - 0.4) < 5 * sig[0, 1] and abs(sig[1, 0] - 1.0) < 5 * sig[1, 1]
+    assert sig[1, 0] == pytest.approx(2.5 * sig[0, 0], rel=1e-6)  # the fit is scale-equivariant
+    rows = np.moveaxis(pairs[..., 0, :], 1, 0).reshape(320, -1)
+    assert sig[0, 0] == pytest.approx(universality.fit_two_mode(rows)[1], rel=1e-12)
+
+
+def test_pair_scaled_equals_inline_computation():
+    rng = np.random.default_rng(5)
+    diag = rng.normal(3.0, 0.3, size=(6, 10, 4))
+    pairs = np.sort(rng.normal(3.0, 0.3, size=(6, 10, 2, 2)), axis=-1)
+    sd = np.array([0.3, 0.6])
+    z_diag, z_eig, s_norm = rbm.rbm_pair_scaled(diag, pairs, sd)
+    by_training = lambda a: np.moveaxis(a, 1, 0).reshape(a.shape[1], -1)  # noqa: E731
+    np.testing.assert_allclose(z_diag, by_training((diag - diag.mean(axis=(0, 1))) / np.repeat(sd, 2)))
+    c = pairs.mean(axis=(0, 1, 3))[:, None]
+    np.testing.assert_allclose(z_eig, by_training((pairs - c) / sd[:, None]))
+    S = pairs[..., 1] - pairs[..., 0]
+    np.testing.assert_allclose(s_norm, by_training(S / S.mean(axis=(0, 1))))
+    # invariants: centred, spacings of mean one, one row per training
+    assert z_diag.shape == (10, 24) and z_eig.shape == (10, 24) and s_norm.shape == (10, 12)
+    assert abs(z_eig.mean()) < 1e-12 and s_norm.mean() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="pairs"):
+        rbm.rbm_pair_scaled(diag, np.ones_like(pairs), sd)
+
+
+def test_pair_statistics_of_goe_pairs():
+    """GOE pairs: eigenvalue/diagonal variance 3/2, U4 = -4/27 (eigenvalues) and 0 (diagonal), <s^2> = 4/pi."""
+    rng = np.random.default_rng(6)
+    n = 40000
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    c = rng.normal(size=n) / np.sqrt(2)
+    # [[a, c], [c, b]]: diagonal variance 1, off-diagonal 1/2 -> two-mode width sigma = 1
+    mean, half = (a + b) / 2, np.sqrt(((a - b) / 2) ** 2 + c**2)
+    eig = np.stack([mean - half, mean + half], axis=1)
+    S = eig[:, 1] - eig[:, 0]
+    st = rbm.rbm_pair_statistics(np.stack([a, b], 1).reshape(400, -1), eig.reshape(400, -1),
+                                 (S / S.mean()).reshape(400, -1), n_groups=16)
+    expected = [1.5, 0.0, -4 / 27, 4 / np.pi]
+    for (value, se), ref in zip(st.values(), expected):
+        assert abs(value - ref) < 5 * se, (value, se, ref)
+    with pytest.raises(ValueError, match="z_eig"):
+        rbm.rbm_pair_statistics(a.reshape(400, -1), np.zeros((400, 100)), S.reshape(400, -1))
+
+
+def test_mean_se_matches_scipy():
+    from scipy import stats
+
+    x = np.random.default_rng(7).normal(size=(30, 3))
+    m, se = universality.mean_se(x)
+    np.testing.assert_allclose(m, x.mean(axis=0))
+    np.testing.assert_allclose(se, stats.sem(x, axis=0))
+    with pytest.raises(ValueError, match="samples"):
+        universality.mean_se([1.0])
+
+
+def test_figure_helpers_draw_and_validate():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run = rbm.train_rbm_pcd(K_TARGET, N_V, MU2, 0.1, 8, 30, 3, rng=0, record_steps=[0, 10, 30])
+    det = rbm.rbm_mode_dynamics(np.full(N_V, 0.05), KAPPA, MU2, 0.1, 30)
+    fig, axes = plt.subplots(2, 3)
+    ax = rbm.plot_mode_learning(axes[0, 0], run, det)
+    assert len(ax.lines) == 2 * (N_V // 2 + 1)  # points and curve per distinct level
+    np.testing.assert_allclose(ax.lines[1].get_ydata(), det[1:, 0])
+    with pytest.raises(ValueError, match="det"):
+        rbm.plot_mode_learning(axes[0, 0], run, det[:10])
+    with pytest.raises(ValueError, match="run"):
+        rbm.plot_mode_learning(axes[0, 0], run.modes, det)
+    ax = rbm.plot_stationary_eigenvalues(axes[0, 1], run.eigs, X_STAR)
+    assert len(ax.patches) == N_V * 30
+    z = np.random.default_rng(0).normal(size=(10, 20))
+    rbm.plot_pair_histograms(axes[1], z, z, np.abs(z))
+    assert all(a.get_legend() is not None for a in axes[1])
+    with pytest.raises(ValueError, match="axes"):
+        rbm.plot_pair_histograms(axes[1, :2], z, z, z)
+    plt.close(fig)

@@ -294,3 +294,41 @@ def test_jackknife_validation():
         U.jackknife(np.zeros(3), np.mean, n_groups=4)
     with pytest.raises(ValueError, match="statistic"):
         U.jackknife(np.zeros(10), None)
+
+
+# ---------------------------------------------------------------- drivers added for short notebook cells
+def test_fit_two_mode_errors_equal_batch_statistic():
+    e = U.goe_eigs(2, 2000, 4, scale=0.5 * 0.01**2) + 2.0
+    (x0, x0_se), (sig, sig_se) = U.fit_two_mode_errors(e, n_batches=20)
+    assert (x0, sig) == U.fit_two_mode(e)
+    for k, se in [(0, x0_se), (1, sig_se)]:
+        ref = U.batch_statistic(e, lambda b: U.fit_two_mode(b)[k], n_batches=20)[1]
+        assert se == pytest.approx(ref, rel=1e-12)
+    assert abs(sig - 0.01) < 5 * sig_se and abs(x0 - 2.0) < 5 * x0_se
+    with pytest.raises(ValueError, match="n_batches"):
+        U.fit_two_mode_errors(e, n_batches=1)
+
+
+def test_plot_two_mode_collapse_rescales():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    e = [U.goe_eigs(2, 4000, k, scale=0.5 * s**2) + 2.0 for k, s in enumerate([0.5, 2.0])]
+    fig, ax = plt.subplots()
+    U.plot_two_mode_collapse(ax, e, 2.0, [0.5, 2.0], ["a", "b"])
+    assert len(ax.patches) == 2 and len(ax.lines) == 1  # one step histogram per ensemble
+    u = np.linspace(-4, 4, 300)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), U.two_mode_density(u, 0.0, 1.0))
+    with pytest.raises(ValueError, match="labels"):
+        U.plot_two_mode_collapse(ax, e, 2.0, 1.0, ["a"])
+    plt.close(fig)
+
+
+def test_mean_spacing_ratio_goe_and_poisson():
+    rng = np.random.default_rng(8)
+    r, se = U.mean_spacing_ratio(U.goe_eigs(40, 400, rng), n_batches=20)
+    assert abs(r - U.GOE_MEAN_SPACING_RATIO) < 5 * se + 0.005  # finite-n correction
+    r, se = U.mean_spacing_ratio(np.sort(rng.uniform(size=(400, 40)), axis=1), n_batches=20)
+    assert abs(r - U.POISSON_MEAN_SPACING_RATIO) < 5 * se + 0.005

@@ -150,3 +150,64 @@ def test_mean_value_errors():
         fp.fokker_planck_mean(V, 1.0, x, 0.0, [-1.0])
     with pytest.raises(ValueError, match="f"):
         fp.fokker_planck_mean(V, 1.0, x, 0.0, [1.0], f=lambda y: 1.0)
+
+
+# ---------------------------------------------------------------- helpers added for short notebook cells
+def test_mean_position_and_density_moments_of_a_gaussian():
+    x = np.linspace(-6, 8, 2801)
+    p = fp.stationary_density(lambda y: (y - 1.0) ** 2 / 2, 0.3, x)  # N(1, 0.3)
+    m, v = fp.density_moments(p, x)
+    assert m == pytest.approx(1.0, abs=1e-8) and v == pytest.approx(0.3, rel=1e-6)
+    psi = np.sqrt(p)[:, None] * np.ones(3)  # normalised: sum psi^2 h = 1
+    np.testing.assert_allclose(fp.mean_position(psi, x), 1.0, atol=1e-8)
+    with pytest.raises(ValueError, match="psi"):
+        fp.mean_position(psi[:-1], x)
+    with pytest.raises(ValueError, match="p"):
+        fp.density_moments(-p, x)
+
+
+def test_decay_rate_of_ou_relaxation():
+    """<x>(t) of an Ornstein-Uhlenbeck process, from the spectral sum, decays at rate E_1 = 1."""
+    x = np.linspace(-5, 5, 2001)
+    t = np.linspace(0, 6, 61)
+    m = fp.fokker_planck_mean(lambda y: y**2, 0.5, x, 1.0, t, n_states=30)  # x0 exp(-t)
+    assert fp.decay_rate(t, -m, 0.0, (1, 5)) == pytest.approx(1.0, rel=1e-4)
+    with pytest.raises(ValueError, match="window"):
+        fp.decay_rate(t, -m, 0.0, (1, 1.05))  # a single time inside
+    with pytest.raises(ValueError, match="y_inf"):
+        fp.decay_rate(t, m, 0.0, (1, 5))
+
+
+def test_ensemble_decay_rate_equals_inline_jackknife():
+    from seqrmt.dyson import universality as U
+
+    rng = np.random.default_rng(10)
+    t = np.linspace(0, 30, 76)
+    y = 2 - 1.5 * np.exp(-0.3 * t)[:, None] + 0.05 * rng.normal(size=(76, 80))
+    rate, se = fp.ensemble_decay_rate(t, y, (2, 12), n_late=16, n_groups=20)
+
+    def inline(rows):
+        m = rows.mean(axis=0)
+        win = (t >= 2) & (t <= 12)
+        return -np.polyfit(t[win], np.log(m[-16:].mean() - m[win]), 1)[0]
+
+    ref = U.jackknife(y.T, inline, n_groups=20)
+    np.testing.assert_allclose([rate, se], ref, rtol=1e-10)
+    assert abs(rate - 0.3) < 5 * se
+    with pytest.raises(ValueError, match="samples"):
+        fp.ensemble_decay_rate(t, y[:-1], (2, 12))
+
+
+def test_plot_levels_draws_potential_and_levels():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.linspace(-4, 4, 401)
+    E, _ = fp.fokker_planck_spectrum(lambda y: y**2, 0.5, x, 3)
+    fig, ax = plt.subplots()
+    fp.plot_levels(ax, lambda y: y**2, 0.5, x, E)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), fp.fokker_planck_potential(lambda y: y**2, 0.5, x))
+    assert [line.get_ydata()[0] for line in ax.lines[1:]] == pytest.approx(list(E))
+    plt.close(fig)

@@ -148,3 +148,66 @@ def test_validation_errors_name_the_argument():
         T.teacher_student_width(-0.1, 16, 0.1)
     with pytest.raises(ValueError, match="eps"):
         T.teacher_student_width(0.1, 16, np.inf)
+
+
+# ---------------------------------------------------------------- drivers added for short notebook cells
+def test_scan_equals_inline_loop():
+    grid = [(0.1, 16, 0.1), (0.3, 8, 0.05)]
+    tab = T.teacher_student_scan(grid, 300, rng=np.random.default_rng(9), n_steps=200)
+    rng = np.random.default_rng(9)
+    for row, (a, b, e) in zip(tab, grid):
+        f = T.teacher_student_ensemble(a, b, e, n_seeds=300, rng=rng, n_steps=200).final
+        S = f[:, 0] - f[:, 1]
+        ref = (*U.two_mode_width(f), S.mean(), S.std() / np.sqrt(S.size),
+               T.teacher_student_width(a, b, e, "leading"), T.teacher_student_width(a, b, e, "exact"))
+        np.testing.assert_allclose(row, ref, rtol=1e-12)
+    # the measured width agrees with the exact prediction (5 SE)
+    assert np.all(np.abs(tab[:, 0] - tab[:, 5]) < 5 * tab[:, 1])
+    with pytest.raises(ValueError, match="settings"):
+        T.teacher_student_scan([(0.1, 16)], 10, rng=0)
+    with pytest.raises(ValueError, match="settings: lr"):
+        T.teacher_student_scan([(3.0, 16, 0.1)], 10, rng=0)
+
+
+def test_plot_singular_value_paths():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run = T.teacher_student_ensemble(0.1, 16, 0.1, n_seeds=3, rng=0, n_steps=200, record_every=10)
+    fig, ax = plt.subplots()
+    T.plot_singular_value_paths(ax, run, start=100, member=1)
+    upper, lower = ax.lines
+    late = run.steps >= 100
+    np.testing.assert_allclose(upper.get_ydata(), run.trajectory[late, 1, 0] - 2)
+    np.testing.assert_allclose(lower.get_xdata(), run.steps[late])
+    with pytest.raises(ValueError, match="member"):
+        T.plot_singular_value_paths(ax, run, member=3)
+    with pytest.raises(ValueError, match="result"):
+        T.plot_singular_value_paths(ax, run.final)
+    plt.close(fig)
+
+
+def test_plot_width_scan_and_ratio():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tab = T.teacher_student_scan([(0.1, 16, 0.1), (0.2, 16, 0.1), (0.1, 8, 0.1)], 50, rng=0, n_steps=100)
+    fig, axes = plt.subplots(1, 3)
+    T.plot_width_scan(axes[:2], tab, {"a": slice(0, 2), "b": [2]}, line_max=0.03)
+    exact_line, identity = [ln for ln in axes[0].lines if ln.get_label() in ("exact width", "identity")]
+    np.testing.assert_allclose(exact_line.get_ydata(), tab[:, 5])
+    np.testing.assert_allclose(identity.get_xdata(), [0, 0.03])
+    with pytest.raises(ValueError, match="scan"):
+        T.plot_width_scan(axes[:2], tab[:, :5], {"a": slice(0, 2)})
+    ax = T.plot_width_ratio(axes[2], [0.1, 0.2], [1.0, 1.05], [0.01, 0.02], [1.03, 1.06])
+    ar1 = [ln for ln in ax.lines if ln.get_label().startswith("AR(1)")][0]
+    a = ar1.get_xdata()
+    np.testing.assert_allclose(ar1.get_ydata(), [T.teacher_student_width(x, 16, 0.1, "ar1")
+                                                 / T.teacher_student_width(x, 16, 0.1, "leading") for x in a])
+    with pytest.raises(ValueError, match="ratio"):
+        T.plot_width_ratio(axes[2], [0.1, 0.2], [1.0], [0.01, 0.02], [1.03, 1.06])
+    plt.close(fig)

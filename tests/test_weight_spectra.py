@@ -232,3 +232,92 @@ def test_covariance_matched_gaussian_moments_and_repulsion():
     assert abs(r - 0.5307) < 0.015
     with pytest.raises(ValueError, match="weights"):
         ws.covariance_matched_gaussian(np.ones((3, 4)))
+
+
+# ---------------------------------------------------------------- ensemble drivers of notebook 05
+def test_jackknife_mp_fit_equals_leave_one_group_out_loop():
+    eigs = init_key_eigs(np.random.default_rng(11), 60)
+    eigs[:, -1] *= 3.0  # a tail, so that the area is below its cap of 1
+    fit, se_a, se_s2 = ws.jackknife_mp_fit(eigs, 0.25, n_groups=6)
+    ref = ws.fit_mp_bulk(eigs, 0.25)
+    assert (fit.area, fit.var) == (ref.area, ref.var)
+    vals = []
+    for g in np.array_split(np.arange(60), 6):
+        f = ws.fit_mp_bulk(np.delete(eigs, g, axis=0), 0.25)
+        vals.append((f.area, f.var))
+    vals = np.array(vals)
+    se = np.sqrt(5 / 6 * ((vals - vals.mean(axis=0)) ** 2).sum(axis=0))
+    np.testing.assert_allclose([se_a, se_s2], se, rtol=1e-12)
+    assert se_a > 0 and se_s2 > 0
+    with pytest.raises(ValueError, match="n_groups"):
+        ws.jackknife_mp_fit(eigs, 0.25, n_groups=61)
+
+
+def test_bootstrap_table_reads_every_entry():
+    eigs = init_key_eigs(np.random.default_rng(12), 64).reshape(2, 2, 16, 16)
+    boots = [[ws.bootstrap_mp_fit(e, 0.25, n_boot=5, rng=i) for i, e in enumerate(row)] for row in eigs]
+    area, area_se, var, var_se = ws.bootstrap_table(boots)
+    assert area.shape == (2, 2)
+    for i in range(2):
+        for j in range(2):
+            b = boots[i][j]
+            assert (area[i, j], area_se[i, j], var[i, j], var_se[i, j]) == (
+                b.fit.area, b.area_se, b.fit.var, b.var_se)
+    with pytest.raises(ValueError, match="boots"):
+        ws.bootstrap_table([1.0])
+
+
+def test_independent_levels_are_poisson():
+    """Levels drawn independently from a smooth density have <r> = 2 log 2 - 1 (no repulsion)."""
+    rng = np.random.default_rng(13)
+    e = init_key_eigs(rng, 200)
+    lv = ws.independent_levels(e, 400, rng=rng)
+    assert lv.shape == (400, 16) and np.all(np.diff(lv, axis=1) >= 0) and np.all(np.isin(lv, e))
+    r, se = uni.mean_spacing_ratio(lv, n_batches=20)
+    assert abs(r - uni.POISSON_MEAN_SPACING_RATIO) < 5 * se + 0.01  # + resampling ties of a finite pool
+    r_goe, se_goe = uni.mean_spacing_ratio(e, n_batches=20)  # the MP matrices themselves repel
+    assert r_goe > r + 10 * max(se, se_goe)
+    # the same draws as the inline call
+    np.testing.assert_array_equal(ws.independent_levels(e, 7, rng=5),
+                                  np.sort(np.random.default_rng(5).choice(e.ravel(), size=(7, 16)), axis=1))
+
+
+def test_mean_spacing_ratio_equals_batch_statistic():
+    e = uni.goe_eigs(8, 60, 3)
+    assert uni.mean_spacing_ratio(e, n_batches=12) == uni.batch_statistic(
+        e, lambda b: uni.spacing_ratios(b).mean(), n_batches=12)
+
+
+def test_empirical_ccdf_steps():
+    x, c = ws.empirical_ccdf(np.array([[5.0, 1.0, 3.0]]))
+    np.testing.assert_array_equal(x, [1.0, 3.0, 5.0])
+    np.testing.assert_allclose(c, [1.0, 2 / 3, 1 / 3])
+    e = np.random.default_rng(0).exponential(size=2000)
+    x, c = ws.empirical_ccdf(e)
+    assert np.max(np.abs(c - np.exp(-x))) < 1.36 / np.sqrt(2000) + 1 / 2000  # KS band
+
+
+def test_weightwatcher_metrics_equal_inline_formulas():
+    rng = np.random.default_rng(14)
+    e = init_key_eigs(rng, 16) * (1 + rng.pareto(3.0, size=(16, 16)))
+    x_plus = ws.fit_mp_bulk(e, 0.25).edges[1]
+    ref = [ws.powerlaw_tail_fit(e).alpha * np.log10(e.max()), np.mean(e > x_plus), x_plus / e.max()]
+    np.testing.assert_allclose(ws.weightwatcher_metrics(e, 0.25), ref, rtol=1e-12)
+
+
+def test_plot_mp_bulk_fit_draws_the_fit():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    e = init_key_eigs(np.random.default_rng(15), 32)
+    fit = ws.fit_mp_bulk(e, 0.25)
+    fig, ax = plt.subplots()
+    ws.plot_mp_bulk_fit(ax, fit, e, label="init")
+    curve, edge = ax.lines
+    np.testing.assert_allclose(curve.get_ydata(), fit.density(curve.get_xdata()))
+    assert edge.get_xdata()[0] == pytest.approx(fit.edges[1])
+    with pytest.raises(ValueError, match="fit"):
+        ws.plot_mp_bulk_fit(ax, e, e)
+    plt.close(fig)

@@ -39,6 +39,11 @@ __all__ = [
     "fokker_planck_spectrum",
     "stationary_density",
     "fokker_planck_mean",
+    "mean_position",
+    "density_moments",
+    "decay_rate",
+    "ensemble_decay_rate",
+    "plot_levels",
 ]
 
 
@@ -269,3 +274,195 @@ def fokker_planck_mean(V, g2, x_grid, x0, times, n_states=40, f=None):
         raise ValueError("f must return one value per grid point")
     coef = psi[j0] / psi[j0, 0] * (np.sum((fx * psi[:, 0])[:, None] * psi, axis=0) * h)
     return np.exp(-np.outer(times, E)) @ coef
+
+
+# ---------------------------------------------------------------- reading spectra and relaxation curves
+def mean_position(psi, x_grid):
+    r"""Mean position :math:`\int x\,\psi_n(x)^2\,dx` of each normalised eigenfunction (which well it lives in).
+
+    Parameters
+    ----------
+    psi : array_like, shape (len(x_grid),) or (len(x_grid), n_states)
+        Eigenfunctions on the grid, normalised as in :func:`fokker_planck_spectrum`
+        (:math:`\sum_j\psi(x_j)^2h=1`).
+    x_grid : array_like
+        Uniform grid.
+
+    Returns
+    -------
+    float or ndarray, shape (n_states,)
+
+    Examples
+    --------
+    >>> x = np.linspace(-1, 3, 401)
+    >>> psi = np.exp(-(x - 1) ** 2 / 0.02)
+    >>> psi /= np.sqrt(np.sum(psi**2) * (x[1] - x[0]))
+    >>> round(float(mean_position(psi, x)), 6)
+    1.0
+    """
+    x, _ = _check_grid(x_grid)
+    p = check_array(psi, "psi")
+    if p.ndim not in (1, 2) or p.shape[0] != x.size:
+        raise ValueError(f"psi must have shape ({x.size},) or ({x.size}, n_states), got {p.shape}")
+    xs = x if p.ndim == 1 else x[:, None]
+    return np.sum(xs * p**2, axis=0) * (x[1] - x[0])
+
+
+def density_moments(p, x_grid):
+    r"""Mean and variance of a density on a uniform grid (Riemann sums, :math:`\sum_jp(x_j)h=1`).
+
+    Parameters
+    ----------
+    p : array_like, shape (len(x_grid),)
+        Density values, non-negative (e.g. :func:`stationary_density`).
+    x_grid : array_like
+        Uniform grid.
+
+    Returns
+    -------
+    mean, var : float
+
+    Examples
+    --------
+    >>> x = np.linspace(-8, 8, 1601)
+    >>> m, v = density_moments(stationary_density(lambda y: (y - 1) ** 2, 0.5, x), x)
+    >>> round(m, 4), round(v, 4)  # N(1, 1/4)
+    (1.0, 0.25)
+    """
+    x, _ = _check_grid(x_grid)
+    p = check_array(p, "p", shape=x.shape)
+    if np.any(p < 0):
+        raise ValueError("p must be non-negative")
+    h = x[1] - x[0]
+    m = np.sum(x * p) * h
+    return float(m), float(np.sum((x - m) ** 2 * p) * h)
+
+
+def _check_window(t, window):
+    t = check_array(t, "t", ndim=1)
+    if len(window) != 2:
+        raise ValueError(f"window must be (t_lo, t_hi), got {window!r}")
+    win = (t >= window[0]) & (t <= window[1])
+    if win.sum() < 2 or np.ptp(t[win]) == 0:
+        raise ValueError("t must hold at least two distinct times inside the window")
+    return t, win
+
+
+def decay_rate(t, y, y_inf, window):
+    r"""Exponential decay rate of :math:`y_\infty-y(t)` in a time window, by a log-linear least-squares fit.
+
+    Parameters
+    ----------
+    t : array_like, shape (n,)
+        Times.
+    y : array_like, shape (n,)
+        Relaxing curve, below ``y_inf`` inside the window.
+    y_inf : float
+        Asymptote.
+    window : (float, float)
+        Closed interval of ``t`` used for the fit (at least two points).
+
+    Returns
+    -------
+    float
+        The rate :math:`\gamma` of :math:`y_\infty-y\propto e^{-\gamma t}`.
+
+    Examples
+    --------
+    >>> t = np.linspace(0, 10, 101)
+    >>> round(decay_rate(t, 2 - 3 * np.exp(-0.4 * t), 2.0, (1, 8)), 6)
+    0.4
+    """
+    t, win = _check_window(t, window)
+    y = check_array(y, "y", shape=t.shape)
+    y_inf = float(check_array(y_inf, "y_inf", ndim=0))
+    gap = y_inf - y[win]
+    if np.any(gap <= 0):
+        raise ValueError("y must stay below y_inf inside the window")
+    return float(-np.polyfit(t[win], np.log(gap), 1)[0])
+
+
+def ensemble_decay_rate(t, samples, window, n_late=16, n_groups=20):
+    r"""Decay rate of an ensemble mean, with a jackknife standard error over the ensemble members.
+
+    The mean over the members (columns of ``samples``) relaxes to an asymptote estimated by the mean of
+    its last ``n_late`` records; :func:`decay_rate` is fitted in ``window``. The jackknife deletes one
+    of ``n_groups`` groups of members at a time.
+
+    Parameters
+    ----------
+    t : array_like, shape (n_records,)
+        Times.
+    samples : array_like, shape (n_records, n_members)
+        One independent trajectory per column (e.g. one training per column).
+    window : (float, float)
+        Fit window, as in :func:`decay_rate`.
+    n_late : int
+        Number of final records averaged for the asymptote.
+    n_groups : int
+        Jackknife groups (at least 2, at most ``n_members``).
+
+    Returns
+    -------
+    rate, se : float
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> t = np.linspace(0, 20, 81)
+    >>> y = 1 - np.exp(-0.5 * t)[:, None] + 0.01 * rng.normal(size=(81, 200))
+    >>> rate, se = ensemble_decay_rate(t, y, (1, 6))
+    >>> bool(abs(rate - 0.5) < 4 * se), bool(se < 0.01)
+    (True, True)
+    """
+    from .universality import jackknife
+
+    t, win = _check_window(t, window)
+    x = check_array(samples, "samples", ndim=2)
+    if x.shape[0] != t.size:
+        raise ValueError(f"samples must have {t.size} rows (one per time), got {x.shape[0]}")
+    n_late = check_positive_int(n_late, "n_late")
+    if n_late > t.size:
+        raise ValueError(f"n_late must be at most {t.size}, got {n_late}")
+
+    def rate(members):  # members: (n_members, n_records)
+        m = members.mean(axis=0)
+        return decay_rate(t, m, m[-n_late:].mean(), window)
+
+    return jackknife(x.T, rate, n_groups=n_groups)
+
+
+def plot_levels(ax, V, g2, x_grid, energies):
+    r"""Draw the Schrödinger potential :math:`U(x)` and the levels :math:`E_n` as horizontal lines.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    V, g2, x_grid
+        As in :func:`fokker_planck_potential`.
+    energies : array_like
+        Eigenvalues to mark (e.g. from :func:`fokker_planck_spectrum`); labelled with :math:`|E_n|`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``, with :math:`U(x)` and one line per level.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> x = np.linspace(-4, 4, 401)
+    >>> E, _ = fokker_planck_spectrum(lambda y: y**2, 0.5, x, 3)
+    >>> fig, ax = plt.subplots()
+    >>> len(plot_levels(ax, lambda y: y**2, 0.5, x, E).lines)
+    4
+    >>> plt.close(fig)
+    """
+    x, _ = _check_grid(x_grid)
+    E = check_array(energies, "energies", ndim=1)
+    ax.plot(x, fokker_planck_potential(V, g2, x), color="k", lw=1.5)
+    for j, e in enumerate(E):
+        ax.axhline(e, color=f"C{j}", lw=1, label=rf"$E_{j}={abs(e):.3f}$")
+    ax.set_xlabel("$x$")
+    ax.set_ylabel("$U(x)$")
+    return ax

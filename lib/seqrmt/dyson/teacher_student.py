@@ -30,10 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_positive, check_positive_int, check_size
+from .._validation import check_nonnegative, check_positive, check_positive_int, check_size
 from ..utils import as_generator, single_threaded_blas
 
-__all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width"]
+__all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width", "teacher_student_scan",
+           "plot_singular_value_paths", "plot_width_scan", "plot_width_ratio"]
 
 
 @dataclass
@@ -216,3 +217,205 @@ def _goe(rng, shape, var):
     A[..., 1, 1] = np.sqrt(2.0) * g[..., 1]
     A[..., 0, 1] = A[..., 1, 0] = g[..., 2]
     return A
+
+
+def teacher_student_scan(settings, n_seeds, rng=None, n_steps=400, **kwargs):
+    r"""Measured and predicted two-mode widths and mean spacings over a list of SGD settings.
+
+    For each :math:`(\alpha,|\mathcal B|,\varepsilon)` an ensemble is trained
+    (:func:`teacher_student_ensemble`, in the order given, from one generator) and summarised by the
+    moment width :func:`~seqrmt.dyson.universality.two_mode_width` and the mean spacing
+    :math:`\langle S\rangle` of its final singular values, with standard errors, next to the leading
+    and exact predicted widths (:func:`teacher_student_width`).
+
+    Parameters
+    ----------
+    settings : sequence of (lr, batch, eps)
+    n_seeds : int
+        Ensemble size per setting.
+    rng : int, numpy.random.Generator or None
+    n_steps : int
+        SGD steps per student.
+    **kwargs
+        Passed to :func:`teacher_student_ensemble`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(settings), 6)
+        Columns: width, its SE, :math:`\langle S\rangle`, its SE, leading and exact predicted widths.
+
+    Examples
+    --------
+    >>> tab = teacher_student_scan([(0.1, 16, 0.1), (0.2, 16, 0.1)], 200, rng=0, n_steps=200)
+    >>> tab.shape, bool(np.all(np.abs(tab[:, 0] / tab[:, 5] - 1) < 5 * tab[:, 1] / tab[:, 5]))
+    ((2, 6), True)
+    """
+    from .universality import two_mode_width
+
+    rows = list(settings)
+    if not rows:
+        raise ValueError("settings must hold at least one (lr, batch, eps)")
+    for r in rows:
+        if len(r) != 3:
+            raise ValueError(f"settings must hold (lr, batch, eps) triples, got {r!r}")
+        try:
+            _check_sgd(*r)
+        except ValueError as exc:
+            raise ValueError(f"settings: {exc}") from exc
+    rng = as_generator(rng)
+    out = []
+    for a, b, e in rows:
+        f = teacher_student_ensemble(a, b, e, n_seeds=n_seeds, rng=rng, n_steps=n_steps, **kwargs).final
+        S = f[:, 0] - f[:, 1]
+        out.append((*two_mode_width(f), S.mean(), S.std() / np.sqrt(S.size),
+                    teacher_student_width(a, b, e, "leading"), teacher_student_width(a, b, e, "exact")))
+    return np.array(out)
+
+
+def plot_singular_value_paths(ax, result, start=100, member=0, teacher=2.0):
+    r"""Draw the two singular values, minus the teacher's :math:`x_0`, of one student against the SGD step.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    result : TeacherStudentResult
+    start : int
+        First step drawn.
+    member : int
+        Which ensemble member.
+    teacher : float
+        The teacher eigenvalue :math:`x_0` that is subtracted.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``, with the upper and lower singular value.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> run = teacher_student_ensemble(0.1, 16, 0.1, n_seeds=2, rng=0, n_steps=200)
+    >>> fig, ax = plt.subplots()
+    >>> len(plot_singular_value_paths(ax, run).lines)
+    2
+    >>> plt.close(fig)
+    """
+    if not isinstance(result, TeacherStudentResult):
+        raise ValueError(f"result must be a TeacherStudentResult, got {type(result).__name__}")
+    start = check_nonnegative(start, "start")
+    teacher = check_positive(teacher, "teacher")
+    member = check_nonnegative(member, "member")
+    if not 0 <= member < result.trajectory.shape[1]:
+        raise ValueError(f"member must lie in [0, {result.trajectory.shape[1]}), got {member}")
+    late = result.steps >= start
+    for j, (mk, lab) in enumerate([("o-", "upper"), ("s-", "lower")]):
+        ax.plot(result.steps[late], result.trajectory[late, int(member), j] - teacher, mk, ms=3, lw=1,
+                label=lab)
+    ax.set_xlabel("SGD step")
+    ax.set_ylabel(f"singular value minus {teacher:g}")
+    return ax
+
+
+def plot_width_scan(axes, scan, groups, line_max=None):
+    r"""Two panels of a :func:`teacher_student_scan`: measured against predicted width, and the mean spacing.
+
+    Left: the moment width :math:`\hat\sigma` against the leading prediction
+    :math:`\sqrt{\alpha\varepsilon^2/|\mathcal B|}` (error bars: two standard errors), the exact widths
+    (crosses) and the identity. Right: :math:`\langle S\rangle` against :math:`\sqrt\pi\,\hat\sigma`
+    (the two-mode law's relation) and the identity.
+
+    Parameters
+    ----------
+    axes : sequence of two matplotlib.axes.Axes
+    scan : array_like, shape (n_settings, 6)
+        Output of :func:`teacher_student_scan`.
+    groups : dict
+        Maps a legend label to the index (slice or array) of its settings.
+    line_max : float, optional
+        End of the identity lines (default: 5% beyond the largest width).
+
+    Returns
+    -------
+    sequence of matplotlib.axes.Axes
+        ``axes``, with the width and spacing panels.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> tab = teacher_student_scan([(0.1, 16, 0.1), (0.2, 16, 0.1)], 50, rng=0, n_steps=100)
+    >>> fig, axes = plt.subplots(1, 2)
+    >>> [len(ax.lines) for ax in plot_width_scan(axes, tab, {"scan": slice(0, 2)})]
+    [4, 3]
+    >>> plt.close(fig)
+    """
+    from .._validation import check_array
+
+    if len(axes) != 2:
+        raise ValueError(f"axes must hold two Axes, got {len(axes)}")
+    tab = check_array(scan, "scan", ndim=2)
+    if tab.shape[1] != 6:
+        raise ValueError(f"scan must have 6 columns (teacher_student_scan), got shape {tab.shape}")
+    if not isinstance(groups, dict) or not groups:
+        raise ValueError("groups must be a non-empty dict {label: index}")
+    sig, sig_se, S_mean, S_se, lead, exact = tab.T
+    ax1, ax2 = axes
+    eb = dict(fmt="o", mfc="white", capsize=3)
+    for lab, sl in groups.items():
+        ax1.errorbar(lead[sl], sig[sl], 2 * sig_se[sl], label=lab, **eb)
+        ax2.errorbar(np.sqrt(np.pi) * sig[sl], S_mean[sl], 2 * S_se[sl], **eb)
+    if line_max is None:
+        line_max = 1.05 * max(lead.max(), exact.max(), sig.max())
+    line = np.array([0, check_positive(line_max, "line_max")])
+    ax1.plot(lead, exact, "kx", ms=7, label="exact width")
+    ax1.plot(line, line, "k--", lw=1.5, label="identity")
+    ax2.plot(line * np.sqrt(np.pi), line * np.sqrt(np.pi), "k--", lw=1.5)
+    ax1.set(xlabel=r"$\sqrt{\alpha\varepsilon^2/|\mathcal{B}|}$", ylabel=r"measured width $\hat\sigma$")
+    ax2.set(xlabel=r"$\sqrt{\pi}\,\hat\sigma$", ylabel=r"mean spacing $\langle S\rangle$")
+    return axes
+
+
+def plot_width_ratio(ax, lr, ratio, ratio_se, exact, lr_range=(0.02, 0.45)):
+    r"""Measured width over the leading prediction against :math:`\alpha`, with the AR(1) and exact predictions.
+
+    The AR(1) correction is :math:`\sqrt{2/(2-\alpha)}` (:func:`teacher_student_width`).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    lr : array_like
+        Learning rates :math:`\alpha`.
+    ratio, ratio_se : array_like
+        Measured :math:`\hat\sigma/\sigma_{\rm leading}` and its standard error (bars: two SE).
+    exact : array_like
+        Exact predicted ratio per learning rate.
+    lr_range : (float, float)
+        Range of the AR(1) curve.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``, with the data, AR(1) curve and exact widths.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> len(plot_width_ratio(ax, [0.1, 0.2], [1.0, 1.05], [0.01, 0.01], [1.03, 1.06]).lines)
+    5
+    >>> plt.close(fig)
+    """
+    from .._validation import check_array
+
+    lr = check_array(lr, "lr", ndim=1, positive=True)
+    ratio = check_array(ratio, "ratio", shape=lr.shape)
+    ratio_se = check_array(ratio_se, "ratio_se", shape=lr.shape)
+    exact = check_array(exact, "exact", shape=lr.shape)
+    lo, hi = (check_positive(v, "lr_range") for v in lr_range)
+    if not lo < hi < 2:
+        raise ValueError(f"lr_range must satisfy 0 < lo < hi < 2, got {lr_range}")
+    ax.errorbar(lr, ratio, 2 * ratio_se, fmt="o", mfc="white", capsize=3, label="simulation")
+    a_line = np.linspace(lo, hi, 50)
+    ax.plot(a_line, np.sqrt(2 / (2 - a_line)), label=r"AR(1): $\sqrt{2/(2-\alpha)}$")
+    ax.plot(lr, exact, "kx", ms=8, label="exact")
+    ax.set_ylabel(r"$\hat\sigma/\sqrt{\alpha\varepsilon^2/|\mathcal{B}|}$")
+    return ax

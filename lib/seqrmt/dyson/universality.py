@@ -47,6 +47,10 @@ __all__ = [
     "spacing_ratio_density",
     "batch_statistic",
     "jackknife",
+    "mean_se",
+    "mean_spacing_ratio",
+    "fit_two_mode_errors",
+    "plot_two_mode_collapse",
 ]
 
 #: Mean of the spacing ratio :math:`\tilde r` for large GOE matrices (Atas et al. 2013).
@@ -534,6 +538,151 @@ def jackknife(samples, statistic, n_groups=None):
     values = np.array([float(statistic(np.delete(x, g, axis=0))) for g in groups])
     se = np.sqrt((n_groups - 1) / n_groups * np.sum((values - values.mean()) ** 2))
     return float(statistic(x)), float(se)
+
+
+def fit_two_mode_errors(samples, n_batches=20):
+    r""":func:`fit_two_mode` of independent ensemble members, with batch-means standard errors.
+
+    The fit of all rows, and the standard errors
+    :math:`\mathrm{sd}(\text{batch fits})/\sqrt{n_\text{batches}}` of the fits of ``n_batches``
+    disjoint groups of rows (as :func:`batch_statistic`, with one fit per group for both parameters).
+
+    Parameters
+    ----------
+    samples : array_like, shape (n_members, ...)
+        Independent members (e.g. the two eigenvalues of each student) along the first axis.
+    n_batches : int
+        Number of groups (at least 2); each needs at least 10 values.
+
+    Returns
+    -------
+    (x0, x0_se), (sigma, sigma_se) : tuple of float pairs
+        Fitted centre and width with their standard errors.
+
+    Examples
+    --------
+    >>> eigs = goe_eigs(2, 4000, 0, scale=0.5 * 0.1**2) + 1.0
+    >>> (x0, x0_se), (sigma, sigma_se) = fit_two_mode_errors(eigs)
+    >>> round(x0, 2), bool(abs(sigma - 0.1) < 4 * sigma_se)
+    (1.0, True)
+    """
+    x, n_batches = _check_members(samples, fit_two_mode, n_batches, "n_batches")
+    fit = fit_two_mode(x)
+    values = np.array([fit_two_mode(b) for b in np.array_split(x, n_batches)])
+    se = values.std(axis=0, ddof=1) / np.sqrt(n_batches)
+    return (fit[0], float(se[0])), (fit[1], float(se[1]))
+
+
+def plot_two_mode_collapse(ax, samples, x0, sigma, labels, bins=40, lim=4.0):
+    r"""Step histograms of :math:`(\lambda-x_0)/\sigma` for several ensembles on the two-mode density.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    samples : sequence of array_like
+        One array of eigenvalues per ensemble.
+    x0 : float
+        Common centre.
+    sigma : float or sequence of float
+        Width(s) used to rescale, positive.
+    labels : sequence of str
+        One legend label per ensemble.
+    bins : int
+        Histogram bins on ``[-lim, lim]``.
+    lim : float
+        Half-width of the plotted range.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``, with one step histogram per ensemble and the density.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> e = [goe_eigs(2, 500, k, scale=0.5) for k in range(2)]
+    >>> len(plot_two_mode_collapse(ax, e, 0.0, 1.0, ["a", "b"]).lines)
+    1
+    >>> plt.close(fig)
+    """
+    x0 = _finite(x0, "x0")
+    lim = check_positive(lim, "lim")
+    bins = check_positive_int(bins, "bins")
+    samples = [check_array(e, "samples") for e in samples]
+    sig = np.broadcast_to(check_array(sigma, "sigma", positive=True), (len(samples),))
+    if len(labels) != len(samples):
+        raise ValueError(f"labels must hold one label per ensemble ({len(samples)}), got {len(labels)}")
+    for e, s, label in zip(samples, sig, labels):
+        ax.hist(((e - x0) / s).ravel(), bins=bins, range=(-lim, lim), density=True, histtype="step",
+                lw=1.5, label=label)
+    u = np.linspace(-lim, lim, 300)
+    ax.plot(u, two_mode_density(u, 0.0, 1.0), "k--", lw=1.5, label=r"two-mode, $\sigma=1$")
+    ax.set_ylabel("density")
+    return ax
+
+
+def mean_spacing_ratio(eigs, n_batches=20):
+    r"""Mean spacing ratio :math:`\langle\tilde r\rangle` of a set of spectra, with a batch-means error.
+
+    :func:`spacing_ratios` of every spectrum (row), averaged; the standard error comes from
+    :func:`batch_statistic` over ``n_batches`` groups of rows, so it covers the correlations between
+    the ratios of one spectrum.
+
+    Parameters
+    ----------
+    eigs : array_like, shape (n_spectra, n)
+        One spectrum per row (at least 3 eigenvalues, at least ``n_batches`` rows).
+    n_batches : int
+        Number of groups (at least 2).
+
+    Returns
+    -------
+    value, se : float
+
+    Examples
+    --------
+    >>> r, se = mean_spacing_ratio(goe_eigs(50, 400, 0))
+    >>> bool(abs(r - GOE_MEAN_SPACING_RATIO) < 5 * se)
+    True
+    """
+    e = _spectra(eigs, "eigs", 3)
+    return batch_statistic(e, lambda b: spacing_ratios(b).mean(), n_batches=n_batches)
+
+
+def mean_se(samples):
+    r"""Mean over independent members and its standard error.
+
+    For members :math:`x_1,\dots,x_n` along the first axis, returns
+    :math:`\bar x` and :math:`s/\sqrt n` with :math:`s` the sample standard
+    deviation (``ddof=1``), elementwise over the remaining axes.
+
+    Parameters
+    ----------
+    samples : array_like
+        Independent members (trainings, seeds) along the first axis, at least 2.
+
+    Returns
+    -------
+    mean, se : float or ndarray
+        Shape ``samples.shape[1:]`` (floats for 1-D input).
+
+    Examples
+    --------
+    >>> mean_se([1.0, 2.0, 3.0, 6.0])
+    (3.0, 1.0801234497346435)
+    >>> m, se = mean_se(np.array([[0.0, 1.0], [2.0, 1.0]]))
+    >>> m, se
+    (array([1., 1.]), array([1., 0.]))
+    """
+    x = check_array(samples, "samples")
+    if x.ndim < 1 or x.shape[0] < 2:
+        raise ValueError(f"samples must hold at least 2 members along axis 0, got shape {x.shape}")
+    mean = x.mean(axis=0)
+    se = x.std(axis=0, ddof=1) / np.sqrt(x.shape[0])
+    if x.ndim == 1:
+        return float(mean), float(se)
+    return mean, se
 
 
 # ---------------------------------------------------------------------------

@@ -45,6 +45,12 @@ __all__ = [
     "ensemble_cdf",
     "PowerLawFit",
     "powerlaw_tail_fit",
+    "jackknife_mp_fit",
+    "bootstrap_table",
+    "independent_levels",
+    "empirical_ccdf",
+    "weightwatcher_metrics",
+    "plot_mp_bulk_fit",
 ]
 
 
@@ -519,3 +525,214 @@ def powerlaw_tail_fit(x, xmin=None, min_tail=10):
     if best is None:
         raise ValueError("x has no spread above any admissible xmin; no power law can be fitted")
     return best
+
+
+# ---------------------------------------------------------------- ensemble drivers (Chapter 4 notebook)
+def jackknife_mp_fit(eigs, ratio, n_groups=10, **kwargs):
+    r""":func:`fit_mp_bulk` with jackknife standard errors over groups of matrices.
+
+    The rows of ``eigs`` are split into ``n_groups`` consecutive groups (e.g. the matrices of one
+    network); the fit is repeated with each group left out, and the standard error of a parameter
+    :math:`\theta` is :math:`\sqrt{\frac{g-1}{g}\sum_k(\theta_{-k}-\bar\theta)^2}`. Unlike
+    :func:`bootstrap_mp_fit`, it measures the spread between independent groups (networks).
+
+    Parameters
+    ----------
+    eigs : array_like, shape (n_matrices, n)
+        One spectrum per row, at least ``n_groups`` rows.
+    ratio : float
+        As in :func:`fit_mp_bulk`.
+    n_groups : int
+        Number of groups (at least 2).
+    **kwargs
+        Passed to :func:`fit_mp_bulk`.
+
+    Returns
+    -------
+    fit : MPBulkFit
+        The fit of all rows.
+    area_se, var_se : float
+        Jackknife standard errors of the area :math:`A` and the scale :math:`s^2`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> eigs = gram_eigenvalues(rng.uniform(-1/8, 1/8, size=(64, 64, 16)))
+    >>> fit, area_se, var_se = jackknife_mp_fit(eigs, 0.25, n_groups=8)
+    >>> round(fit.area, 2), round(fit.var, 2), bool(0 < var_se < 0.01)  # the area is capped at 1
+    (1.0, 0.33, True)
+    """
+    x = check_array(eigs, "eigs", ndim=2)
+    n_groups = check_positive_int(n_groups, "n_groups")
+    if not 2 <= n_groups <= x.shape[0]:
+        raise ValueError(f"n_groups must lie in [2, {x.shape[0]}] (the rows of eigs), got {n_groups}")
+    fit = fit_mp_bulk(x, ratio, **kwargs)
+    groups = np.array_split(np.arange(x.shape[0]), n_groups)
+    values = []
+    for g in groups:
+        f = fit_mp_bulk(np.delete(x, g, axis=0), ratio, **kwargs)
+        values.append((f.area, f.var))
+    v = np.array(values)
+    se = np.sqrt((n_groups - 1) / n_groups * np.sum((v - v.mean(axis=0)) ** 2, axis=0))
+    return fit, float(se[0]), float(se[1])
+
+
+def bootstrap_table(boots):
+    r"""Areas, scales and their bootstrap errors of a nested list of :class:`MPBootstrap` results.
+
+    Parameters
+    ----------
+    boots : sequence (possibly nested) of MPBootstrap
+        E.g. ``boots[layer][step]``.
+
+    Returns
+    -------
+    area, area_se, var, var_se : numpy.ndarray
+        Each of the nesting's shape.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> eigs = gram_eigenvalues(rng.uniform(-1/8, 1/8, size=(2, 16, 64, 16)))
+    >>> boots = [[bootstrap_mp_fit(e, 0.25, n_boot=10, rng=1)] for e in eigs]
+    >>> area, area_se, var, var_se = bootstrap_table(boots)
+    >>> area.shape, bool(np.all(np.abs(var - 1 / 3) < 0.05))
+    ((2, 1), True)
+    """
+    b = np.asarray(boots, dtype=object)
+    if b.size == 0:
+        raise ValueError("boots must hold at least one MPBootstrap")
+    if not all(isinstance(x, MPBootstrap) for x in b.flat):
+        raise ValueError("boots must hold only MPBootstrap results")
+    get = np.vectorize(lambda x, name: float(getattr(x, name) if "se" in name else getattr(x.fit, name)),
+                       otypes=[float], excluded={"name"})
+    return tuple(get(b, name=name) for name in ("area", "area_se", "var", "var_se"))
+
+
+def independent_levels(eigs, n_spectra, rng=None):
+    r"""Spectra of independent levels drawn from a pooled spectrum (a control without level repulsion).
+
+    Each of ``n_spectra`` spectra holds ``n`` values (``n`` = the length of a row of ``eigs``) drawn
+    with replacement from all of ``eigs``, sorted; their spacing statistics are those of uncorrelated
+    (Poisson) levels with the same density.
+
+    Parameters
+    ----------
+    eigs : array_like, shape (n_matrices, n)
+        Spectra to pool.
+    n_spectra : int
+        Number of spectra to draw.
+    rng : int, numpy.random.Generator or None
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_spectra, n)
+        Ascending rows.
+
+    Examples
+    --------
+    >>> e = independent_levels(np.array([[1.0, 2.0], [3.0, 4.0]]), 3, rng=0)
+    >>> e.shape, bool(np.all(np.isin(e, [1.0, 2.0, 3.0, 4.0])))
+    ((3, 2), True)
+    """
+    x = check_array(eigs, "eigs", ndim=2)
+    n_spectra = check_size(n_spectra, "n_spectra")
+    check_allocation((n_spectra, x.shape[1]), "n_spectra")
+    gen = as_generator(rng)
+    return np.sort(gen.choice(x.ravel(), size=(n_spectra, x.shape[1])), axis=1)
+
+
+def empirical_ccdf(eigs):
+    r"""Empirical complementary distribution :math:`\hat P(X\ge x_{(k)})=1-(k-1)/n` at the sorted values.
+
+    Parameters
+    ----------
+    eigs : array_like
+        Pooled values (any shape).
+
+    Returns
+    -------
+    x, ccdf : numpy.ndarray
+        Ascending values and the fraction of values at or above each.
+
+    Examples
+    --------
+    >>> empirical_ccdf([[3.0, 1.0], [2.0, 4.0]])
+    (array([1., 2., 3., 4.]), array([1.  , 0.75, 0.5 , 0.25]))
+    """
+    x = np.sort(check_array(eigs, "eigs").ravel())
+    return x, 1.0 - np.arange(x.size) / x.size
+
+
+def weightwatcher_metrics(eigs, ratio):
+    r"""Three weightwatcher-style summaries of a set of spectra.
+
+    * ``alpha_weighted`` :math:`=\hat\alpha\log_{10}\lambda_{\max}`, with :math:`\hat\alpha` from
+      :func:`powerlaw_tail_fit`;
+    * the fraction of eigenvalues above the fitted bulk edge :math:`x_+` (:func:`fit_mp_bulk`);
+    * ``mp_softrank`` :math:`=x_+/\lambda_{\max}`.
+
+    Parameters
+    ----------
+    eigs : array_like, shape (n_matrices, n)
+        Spectra (pooled for the fits), positive.
+    ratio : float
+        As in :func:`fit_mp_bulk`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (3,)
+        ``[alpha_weighted, fraction above x_+, mp_softrank]``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> eigs = gram_eigenvalues(rng.uniform(-1/8, 1/8, size=(64, 64, 16)))
+    >>> aw, above, soft = weightwatcher_metrics(eigs, 0.25)
+    >>> bool(above < 0.02), bool(0.9 < soft < 1.1)
+    (True, True)
+    """
+    e = check_array(eigs, "eigs", ndim=2, positive=True)
+    x_plus = fit_mp_bulk(e, ratio).edges[1]
+    aw = powerlaw_tail_fit(e).alpha * np.log10(e.max())
+    return np.array([aw, np.mean(e > x_plus), x_plus / e.max()])
+
+
+def plot_mp_bulk_fit(ax, fit, eigs, label=None):
+    r"""Draw the fitted histogram, the fitted bulk :math:`A\rho_{\rm MP}` and the edge :math:`x_+`.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    fit : MPBulkFit
+        Output of :func:`fit_mp_bulk` for ``eigs``.
+    eigs : array_like
+        The fitted eigenvalues (sets the range of the curve).
+    label : str, optional
+        Legend label of the histogram.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``, with the histogram, the fitted bulk and its edge.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> e = gram_eigenvalues(np.random.default_rng(0).uniform(-1/8, 1/8, (32, 64, 16)))
+    >>> fig, ax = plt.subplots()
+    >>> len(plot_mp_bulk_fit(ax, fit_mp_bulk(e, 0.25), e, "init").lines)
+    2
+    >>> plt.close(fig)
+    """
+    from .. import plotting
+
+    if not isinstance(fit, MPBulkFit):
+        raise ValueError(f"fit must be an MPBulkFit, got {type(fit).__name__}")
+    e = check_array(eigs, "eigs")
+    ax.stairs(fit.hist, fit.bin_edges, fill=True, color=plotting.SIM_COLOR, alpha=0.45, label=label)
+    xs = np.linspace(1e-3, max(e.max(), fit.edges[1]) * 1.02, 500)
+    ax.plot(xs, fit.density(xs), color=plotting.THEORY_COLOR,
+            label=rf"$A\rho_{{\rm MP}}$, $A={fit.area:.2f}$")
+    ax.axvline(fit.edges[1], color="k", ls=":", lw=1.5, label="$x_+$")
+    return ax
