@@ -112,6 +112,16 @@ _GOE = np.sort(np.random.default_rng(0).normal(size=(5, 6)), axis=1)
 _SPD2 = np.array([[2.0, 0.5], [0.5, 1.0]])
 
 
+def _axes():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    return plt.subplots()[1]
+
+
 def _sq(x):
     return x**2
 
@@ -355,6 +365,20 @@ REGISTRY = {
     "ntp.ufm.entropy_gap_prediction": dict(L_mm=np.eye(2) - 0.5, lam=1e-3, _ok="L_mm:neg"),
     "ntp.transformer.train_ntp_transformer": dict(data=_ntp_small, contexts=np.array([[1, 2], [3, 2]]),
                                                   config=_tiny_llama, epochs=2, lr=1e-2),
+    # ntp: drivers and figure helpers of notebooks 3.3-3.5 (short code cells)
+    "ntp.geometry.embedding_cosines": dict(L=_A2, _ok="L:neg"),
+    "ntp.geometry.support_word_alignment": dict(W=np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
+                                                H=np.array([[1.0, 0.0], [0.5, 1.0]]), S=_S32,
+                                                _ok="W:* H:*"),
+    "ntp.geometry.nuclear_norm_bounds": dict(S=np.array([[1, 0], [0, 1], [0, 0]])),
+    "ntp.geometry.n_distinct_supports": dict(S=np.array([[1, 0, 1], [0, 1, 0]])),
+    "ntp.svm.complete_support_solution": dict(V=4, k=2, solver="CLARABEL"),
+    "ntp.svm.duplicated_context_collapse": dict(S=np.eye(3, dtype=int), n_dup=2, solver="CLARABEL"),
+    "ntp.figures.cosine_heatmap": dict(ax=lambda: _axes(), C=np.array([[1.0, 0.5], [0.5, 1.0]]),
+                                       _ok="C:neg C:zero C:const"),
+    "ntp.figures.scatter_vs_formula": dict(ax=lambda: _axes(), formula=[np.array([0.0, 0.5])],
+                                           measured=[np.array([0.1, 0.4])], line_label="formula",
+                                           ms=4.0),
     "ntp.transformer.structural_trajectory": dict(Ws=np.stack([np.eye(3), 1.0 - np.eye(3)]),
                                                   Hs=np.stack([np.eye(3), 1.0 - np.eye(3)]),
                                                   targets={"words": ("W", np.eye(3))},
