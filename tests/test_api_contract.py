@@ -112,14 +112,20 @@ _GOE = np.sort(np.random.default_rng(0).normal(size=(5, 6)), axis=1)
 _SPD2 = np.array([[2.0, 0.5], [0.5, 1.0]])
 
 
-def _axes():
+def ntp_train_ufm(*args, **kwargs):
+    from seqrmt.ntp import train_ufm
+
+    return train_ufm(*args, **kwargs)
+
+
+def _axes(n=None):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     plt.close("all")
-    return plt.subplots()[1]
+    return plt.subplots()[1] if n is None else list(plt.subplots(1, n)[1])
 
 
 def _sq(x):
@@ -369,16 +375,34 @@ REGISTRY = {
     "ntp.geometry.embedding_cosines": dict(L=_A2, _ok="L:neg"),
     "ntp.geometry.support_word_alignment": dict(W=np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
                                                 H=np.array([[1.0, 0.0], [0.5, 1.0]]), S=_S32,
-                                                _ok="W:* H:*"),
+                                                ),
     "ntp.geometry.nuclear_norm_bounds": dict(S=np.array([[1, 0], [0, 1], [0, 0]])),
     "ntp.geometry.n_distinct_supports": dict(S=np.array([[1, 0, 1], [0, 1, 0]])),
     "ntp.svm.complete_support_solution": dict(V=4, k=2, solver="CLARABEL"),
     "ntp.svm.duplicated_context_collapse": dict(S=np.eye(3, dtype=int), n_dup=2, solver="CLARABEL"),
+    "ntp.figures.ufm_training_panels": dict(
+        axes=lambda: _axes(3), optimum={0.1: 0.0},
+        runs=lambda: {0.1: ntp_train_ufm(_P2, np.array([0.5, 0.5]), d=2, lam=0.1, max_iter=10,
+                                         rng=0, L_target=np.eye(2))}),
     "ntp.figures.cosine_heatmap": dict(ax=lambda: _axes(), C=np.array([[1.0, 0.5], [0.5, 1.0]]),
                                        _ok="C:neg C:zero C:const"),
     "ntp.figures.scatter_vs_formula": dict(ax=lambda: _axes(), formula=[np.array([0.0, 0.5])],
                                            measured=[np.array([0.1, 0.4])], line_label="formula",
                                            ms=4.0),
+    "ntp.geometry.max_margin_coefficient": dict(L=_A2, L_in=np.zeros((2, 2)), L_mm=np.eye(2) - 0.5,
+                                                ),
+    "ntp.ufm.path_decomposition": dict(path=[np.array([[1.0, -1.0], [-1.0, 1.0], [0.0, 0.0]])],
+                                       L_in=np.zeros((3, 2)), L_mm=np.array([[0.5, -0.5], [-0.5, 0.5],
+                                                                             [0.0, 0.0]]),
+                                       S=np.array([[1, 0], [0, 1], [0, 0]])),
+    "ntp.ufm.path_offset_estimate": dict(P=_P32, pi=np.array([0.5, 0.5]),
+                                         L_mm=np.array([[0.5, 0.5], [0.5, -0.5], [-1.0, 0.5]]),
+                                         ),
+    "ntp.figures.logit_path_panels": dict(
+        axes=lambda: _axes(3), lams=np.array([0.1, 0.01]),
+        decomposition={"rho": np.array([1.0, 2.0]), "nuclear": np.array([2.0, 4.0]),
+                       "cos_raw": np.array([0.9, 0.99]), "cos_centred": np.array([0.95, 0.995]),
+                       "dist_T": np.array([0.1, 0.01])}, nuclear_mm=2.0),
     "ntp.transformer.structural_trajectory": dict(Ws=np.stack([np.eye(3), 1.0 - np.eye(3)]),
                                                   Hs=np.stack([np.eye(3), 1.0 - np.eye(3)]),
                                                   targets={"words": ("W", np.eye(3))},

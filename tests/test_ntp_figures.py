@@ -49,3 +49,44 @@ def test_scatter_vs_formula_groups_and_identity_line():
     with pytest.raises(ValueError, match="labels"):
         scatter_vs_formula(ax, [[1.0]], [[1.0]], labels=["a", "b"])
     plt.close(fig)
+
+
+def test_logit_path_panels_draw_the_decomposition():
+    from seqrmt.ntp.figures import logit_path_panels
+
+    fig, axes = plt.subplots(1, 3)
+    lams = np.array([1e-1, 1e-2, 1e-3])
+    dec = {"rho": np.array([1.0, 3.0, 5.0]), "nuclear": np.array([2.0, 6.0, 10.0]),
+           "cos_raw": np.array([0.9, 0.99, 0.999]), "cos_centred": np.array([0.95, 0.995, 0.9995]),
+           "dist_T": np.array([1e-1, 1e-2, 1e-3])}
+    logit_path_panels(axes, lams, dec, 2.0)
+    x = np.log(1 / lams)
+    np.testing.assert_allclose(axes[0].lines[0].get_ydata(), dec["rho"])
+    np.testing.assert_allclose(axes[0].lines[1].get_ydata(), dec["nuclear"] / 2.0)
+    np.testing.assert_allclose(axes[0].lines[2].get_ydata(), x + 5.0 - x[-1])  # unit slope
+    np.testing.assert_allclose(axes[1].lines[0].get_ydata(), 1 - dec["cos_raw"])
+    np.testing.assert_allclose(axes[2].lines[1].get_ydata(), 1e-2 * lams / 1e-2)  # through point 2
+    with pytest.raises(ValueError, match="decomposition"):
+        logit_path_panels(axes, lams, {"rho": dec["rho"]}, 2.0)
+    with pytest.raises(ValueError, match="axes"):
+        logit_path_panels(axes[:2], lams, dec, 2.0)
+    plt.close(fig)
+
+
+def test_ufm_training_panels_imbalance_prediction():
+    from seqrmt.ntp.figures import ufm_training_panels
+    from seqrmt.ntp.ufm import train_ufm
+
+    P = np.array([[0.5, 0.0], [0.5, 1.0]])
+    run = train_ufm(P, [0.5, 0.5], d=2, lam=0.1, eta=0.5, max_iter=50, rng=0,
+                    L_target=np.array([[1.0, -1.0], [-1.0, 1.0]]))
+    fig, axes = plt.subplots(1, 3)
+    ufm_training_panels(axes, {0.1: run}, {0.1: 0.0})
+    t = run.steps[1:]
+    np.testing.assert_allclose(axes[0].lines[0].get_ydata(), np.abs(run.objective[1:]))
+    np.testing.assert_allclose(axes[1].lines[1].get_ydata(),
+                               np.abs(run.balancedness[0]) * np.exp(-2 * 0.1 * 0.5 * t))
+    np.testing.assert_allclose(axes[2].lines[0].get_ydata(), 1 - run.cos_target[1:])
+    with pytest.raises(ValueError, match="optimum"):
+        ufm_training_panels(axes, {0.1: run}, {0.2: 0.0})
+    plt.close(fig)

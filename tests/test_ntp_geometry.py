@@ -279,3 +279,19 @@ def test_n_distinct_supports():
     S = k_subset_supports(5, 2)
     assert n_distinct_supports(S) == 10
     assert n_distinct_supports(np.concatenate([S, S[:, :3]], axis=1)) == 10
+
+
+def test_max_margin_coefficient_recovers_rho():
+    from seqrmt.ntp.geometry import max_margin_coefficient
+
+    S = k_subset_supports(5, 2)
+    L_mm = closed_form_max_margin(5, 2)
+    P = S * np.random.default_rng(2).integers(1, 5, S.shape)
+    L_in = in_support_logits(P / P.sum(0))
+    # L_in lies in T, L_mm in T-perp: <L_in, L_mm> = 0, so rho is recovered exactly
+    assert max_margin_coefficient(L_in + 7.5 * L_mm, L_in, L_mm) == pytest.approx(7.5, rel=1e-12)
+    R = np.random.default_rng(3).standard_normal(S.shape)
+    R -= np.sum(R * L_mm) / np.sum(L_mm**2) * L_mm  # orthogonal remainder
+    assert max_margin_coefficient(L_in + 2.0 * L_mm + R, L_in, L_mm) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="L_mm"):
+        max_margin_coefficient(L_in, L_in, np.zeros_like(L_in))

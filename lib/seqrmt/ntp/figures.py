@@ -1,19 +1,21 @@
-r"""Figure helpers of Chapter 3: cosine heat maps and measured-against-formula scatter plots.
+r"""Figure helpers of Chapter 3: cosine heat maps, measured-against-formula scatter plots, and the
+panels of the regularisation path and of UFM training.
 
 Both draw on a matplotlib ``Axes`` supplied by the caller (from
 :func:`seqrmt.plotting.subplots` or ``plt.subplot_mosaic``), in the book's style
 (:mod:`seqrmt.plotting`); the caller adds the colour bar, legend placement and ``plt.show()``.
 
-Used in: Chapter 3 (notebooks ``04_max_margin_geometry`` and ``05_transformer_and_ufm``).
+Used in: Chapter 3 (notebooks ``03_unconstrained_features``, ``04_max_margin_geometry`` and
+``05_transformer_and_ufm``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_array
+from .._validation import check_array, check_positive
 
-__all__ = ["cosine_heatmap", "scatter_vs_formula"]
+__all__ = ["cosine_heatmap", "scatter_vs_formula", "logit_path_panels", "ufm_training_panels"]
 
 
 def _check_axes(ax, name="ax"):
@@ -132,3 +134,132 @@ def scatter_vs_formula(ax, formula, measured, labels=None, line_label="formula",
         lines += ax.plot(f, y, "o", ms=ms, label=lab)
     ax.axline((0.0, 0.0), slope=1.0, color=THEORY_COLOR, lw=1, label=line_label)
     return lines
+
+
+def _check_axes_seq(axes, n, name="axes"):
+    if isinstance(axes, str) or not hasattr(axes, "__len__") or len(axes) != n:
+        raise ValueError(f"{name} must be a sequence of {n} matplotlib Axes")
+    for ax in axes:
+        _check_axes(ax, name)
+    return list(axes)
+
+
+def logit_path_panels(axes, lams, decomposition, nuclear_mm):
+    r"""Draw the three panels of the regularisation path :math:`L_\lambda=L^{\rm in}+\rho L^{\rm mm}+R_\lambda`.
+
+    1. :math:`\rho(\lambda)` and :math:`\|L_\lambda\|_*/\|L^{\rm mm}\|_*` against
+       :math:`\ln(1/\lambda)`, with a unit-slope line through the last :math:`\rho`;
+    2. the cosine gaps :math:`1-\cos(L_\lambda,L^{\rm mm})` and
+       :math:`1-\cos(L_\lambda-L^{\rm in},L^{\rm mm})` (log scale);
+    3. :math:`\|P_\mathcal TL_\lambda-L^{\rm in}\|_F` against :math:`\lambda` (log-log), with a
+       line :math:`\propto\lambda` through the second point.
+
+    Parameters
+    ----------
+    axes : sequence of 3 matplotlib Axes
+    lams : array_like, shape (n,)
+        Positive regularisation strengths, at least two.
+    decomposition : dict
+        From :func:`seqrmt.ntp.ufm.path_decomposition` on the path at ``lams``.
+    nuclear_mm : float
+        :math:`\|L^{\rm mm}\|_*`, positive.
+
+    Returns
+    -------
+    list of matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, axes = plt.subplots(1, 3)
+    >>> dec = {"rho": np.array([1.0, 2.0]), "nuclear": np.array([2.0, 4.0]),
+    ...        "cos_raw": np.array([0.9, 0.99]), "cos_centred": np.array([0.95, 0.995]),
+    ...        "dist_T": np.array([1e-1, 1e-2])}
+    >>> len(logit_path_panels(axes, [0.1, 0.01], dec, 2.0))
+    3
+    >>> plt.close(fig)
+    """
+    axes = _check_axes_seq(axes, 3)
+    lams = check_array(lams, "lams", ndim=1, positive=True)
+    if lams.size < 2:
+        raise ValueError("lams must hold at least two values")
+    keys = ("rho", "nuclear", "cos_raw", "cos_centred", "dist_T")
+    if not isinstance(decomposition, dict) or any(k not in decomposition for k in keys):
+        raise ValueError(f"decomposition must be a dict with keys {keys} (path_decomposition)")
+    d = {k: check_array(decomposition[k], f"decomposition[{k!r}]", shape=lams.shape) for k in keys}
+    nuclear_mm = check_positive(nuclear_mm, "nuclear_mm")
+    x = np.log(1 / lams)
+    ax = axes[0]
+    ax.plot(x, d["rho"], "o-", label=r"$\rho(\lambda)$")
+    ax.plot(x, d["nuclear"] / nuclear_mm, "s-", label=r"$\|L_\lambda\|_*/\|L^{\rm mm}\|_*$")
+    ax.plot(x, x + d["rho"][-1] - x[-1], "k--", lw=1.5, label=r"$\ln(1/\lambda)+$const")
+    ax.set(xlabel=r"$\ln(1/\lambda)$", ylabel="coefficient")
+    ax = axes[1]
+    ax.semilogy(x, 1 - d["cos_raw"], "o-", label=r"raw $L_\lambda$")
+    ax.semilogy(x, 1 - d["cos_centred"], "s-", label=r"$L_\lambda-L^{\rm in}$")
+    ax.set(xlabel=r"$\ln(1/\lambda)$", ylabel=r"$1-\cos(\cdot, L^{\rm mm})$")
+    ax = axes[2]
+    ax.loglog(lams, d["dist_T"], "o-", label="convex solution")
+    ax.loglog(lams, d["dist_T"][1] * lams / lams[1], "k--", lw=1.5, label=r"$\propto\lambda$")
+    ax.set(xlabel=r"$\lambda$", ylabel=r"$\|P_{\mathcal{T}}L_\lambda-L^{\rm in}\|_F$")
+    for ax in axes:
+        ax.legend()
+    return axes
+
+
+def ufm_training_panels(axes, runs, optimum):
+    r"""Draw the three panels of UFM training by gradient descent, one curve per :math:`\lambda`.
+
+    1. the objective minus the convex optimum (log-log);
+    2. the imbalance :math:`|\|W_t\|_F^2-\|H_t\|_F^2|` (log scale) with the prediction
+       :math:`|\cdot|_0\,e^{-2\lambda\eta t}` of exact gradient descent (dashed);
+    3. the cosine gap :math:`1-\cos(W_tH_t,L_\lambda)` (log-log).
+
+    Step 0 is left out (log axes).
+
+    Parameters
+    ----------
+    axes : sequence of 3 matplotlib Axes
+    runs : dict
+        ``lam -> UFMRun`` from :func:`seqrmt.ntp.ufm.train_ufm` with ``L_target`` the convex
+        solution at ``lam`` (for ``cos_target``).
+    optimum : dict
+        ``lam -> float``, the convex optimum :math:`\min_L\mathrm{CE}(L)-\mathcal H+\lambda\|L\|_*`.
+
+    Returns
+    -------
+    list of matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> from seqrmt.ntp.ufm import train_ufm
+    >>> P = np.array([[0.5, 0.0], [0.5, 1.0]])
+    >>> run = train_ufm(P, [0.5, 0.5], d=2, lam=0.1, max_iter=20, rng=0, L_target=np.eye(2))
+    >>> fig, axes = plt.subplots(1, 3)
+    >>> len(ufm_training_panels(axes, {0.1: run}, {0.1: 0.0}))
+    3
+    >>> plt.close(fig)
+    """
+    axes = _check_axes_seq(axes, 3)
+    if not isinstance(runs, dict) or not runs:
+        raise ValueError("runs must be a non-empty dict lam -> UFMRun")
+    if not isinstance(optimum, dict) or set(optimum) != set(runs):
+        raise ValueError("optimum must be a dict with the keys of runs")
+    for lam, run in runs.items():
+        if not all(hasattr(run, a) for a in ("steps", "objective", "balancedness", "cos_target")):
+            raise ValueError(f"runs[{lam!r}] must be a UFMRun")
+        t, lab = run.steps[1:], rf"$\lambda={lam:g}$"
+        axes[0].loglog(t, np.abs(run.objective[1:] - optimum[lam]), label=lab)
+        line, = axes[1].semilogy(t, np.abs(run.balancedness[1:]), label=lab)
+        axes[1].semilogy(t, np.abs(run.balancedness[0]) * np.exp(-2 * run.lam * run.eta * t),
+                         "--", color=line.get_color(), lw=1.5)
+        axes[2].loglog(t, 1 - run.cos_target[1:], label=lab)
+    axes[0].set_ylabel("objective - convex optimum")
+    axes[1].set_ylabel(r"$|\|W_t\|_F^2-\|H_t\|_F^2|$")
+    axes[1].set_ylim(1e-16, 10)
+    axes[2].set_ylabel(r"$1-\cos(W_tH_t, L_\lambda)$")
+    for ax in axes:
+        ax.set_xlabel("step $t$")
+        ax.legend()
+    return axes

@@ -67,6 +67,7 @@ __all__ = [
     "support_word_alignment",
     "nuclear_norm_bounds",
     "n_distinct_supports",
+    "max_margin_coefficient",
 ]
 
 
@@ -735,3 +736,35 @@ def n_distinct_supports(S):
     """
     S = _check_support(S)
     return int(len(np.unique(S.T, axis=0)))
+
+
+def max_margin_coefficient(L, L_in, L_mm):
+    r"""Coefficient :math:`\rho` of the max-margin direction in :math:`L=L^{\rm in}+\rho L^{\rm mm}+R`.
+
+    .. math:: \rho=\frac{\langle L-L^{\rm in},L^{\rm mm}\rangle}{\|L^{\rm mm}\|_F^2},
+
+    the projection of :math:`L-L^{\rm in}` on :math:`L^{\rm mm}` (Frobenius inner product); along
+    the regularisation path :math:`\rho(\lambda)=\ln(1/\lambda)+O(1)`.
+
+    Parameters
+    ----------
+    L, L_in, L_mm : array_like, shape (V, m)
+        Logits, in-support logits (:func:`in_support_logits`) and max-margin logits (not zero).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> L_mm = closed_form_max_margin(4, 2)
+    >>> round(max_margin_coefficient(3.0 * L_mm, np.zeros((4, 6)), L_mm), 12)
+    3.0
+    """
+    L = check_array(L, "L", ndim=2)
+    L_in = check_array(L_in, "L_in", ndim=2, shape=L.shape)
+    L_mm = check_array(L_mm, "L_mm", ndim=2, shape=L.shape)
+    n2 = float(np.sum(L_mm**2))
+    if n2 == 0:
+        raise ValueError("L_mm must not be zero")
+    return float(np.sum((L - L_in) * L_mm) / n2)
