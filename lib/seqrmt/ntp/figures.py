@@ -15,7 +15,14 @@ import numpy as np
 
 from .._validation import check_array, check_positive
 
-__all__ = ["cosine_heatmap", "scatter_vs_formula", "logit_path_panels", "ufm_training_panels"]
+__all__ = [
+    "cosine_heatmap",
+    "scatter_vs_formula",
+    "logit_path_panels",
+    "ufm_training_panels",
+    "embedding_norm_panel",
+    "similarity_trajectory_panel",
+]
 
 
 def _check_axes(ax, name="ax"):
@@ -263,3 +270,102 @@ def ufm_training_panels(axes, runs, optimum):
         ax.set_xlabel("step $t$")
         ax.legend()
     return axes
+
+
+def _check_curves(models, name, n_arrays):
+    if isinstance(models, str) or not hasattr(models, "__len__") or len(models) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of tuples")
+    for entry in models:
+        if not isinstance(entry, tuple) or len(entry) != 1 + n_arrays:
+            raise ValueError(f"{name} entries must be tuples of {1 + n_arrays} items, got {entry!r}")
+        _check_label(entry[0], f"{name} label")
+    return models
+
+
+def embedding_norm_panel(ax, models):
+    r"""Frobenius norms :math:`\|W_t\|_F` (solid) and :math:`\|H_t\|_F` (dashed) of trained models.
+
+    Log-log axes; the first recorded time (usually 0) is left out.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    models : sequence of (str, array_like, array_like, array_like)
+        ``(label, times, Ws, Hs)`` per model: the recorded times ``(k,)``, the word embeddings
+        ``(k, V, d)`` and the context embeddings ``(k, d, m)``; one colour per model.
+
+    Returns
+    -------
+    list of matplotlib.lines.Line2D
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> Ws = np.stack([np.eye(2), 2 * np.eye(2)])
+    >>> lines = embedding_norm_panel(ax, [("A", np.array([0, 1]), Ws, Ws)])
+    >>> [round(float(y[0]), 4) for y in (lines[0].get_ydata(), lines[1].get_ydata())]
+    [2.8284, 2.8284]
+    >>> plt.close(fig)
+    """
+    _check_axes(ax)
+    _check_curves(models, "models", 3)
+    lines = []
+    for i, (lab, t, Ws, Hs) in enumerate(models):
+        t = check_array(t, "models times", ndim=1)
+        Ws = check_array(Ws, "models Ws", ndim=3, shape=(t.size, None, None))
+        Hs = check_array(Hs, "models Hs", ndim=3, shape=(t.size, None, None))
+        c = f"C{i}"
+        lines += ax.loglog(t[1:], np.linalg.norm(Ws, axis=(1, 2))[1:], "-", color=c,
+                           label=rf"{lab} $\|W\|_F$")
+        lines += ax.loglog(t[1:], np.linalg.norm(Hs, axis=(1, 2))[1:], "--", color=c,
+                           label=rf"{lab} $\|H\|_F$")
+    ax.set_ylabel("Frobenius norm")
+    return lines
+
+
+def similarity_trajectory_panel(ax, runs, kind, yardstick):
+    r"""Structural correlation with the max-margin geometry and with the overlaps, against time.
+
+    For each run, the trajectory of ``"<kind>_mm"`` (solid, vs max margin) and of
+    ``"<kind>_S"`` (dashed, vs the support overlap) from
+    :func:`seqrmt.ntp.transformer.structural_trajectory`, on a logarithmic time axis (the first
+    recorded time left out), and a dotted horizontal line at the yardstick (e.g. the class-block
+    indicator against the max-margin geometry).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    runs : sequence of (str, array_like, dict)
+        ``(label, times, trajectory)`` per run; one colour per run.
+    kind : {"ctx", "word"}
+    yardstick : float
+
+    Returns
+    -------
+    list of matplotlib.lines.Line2D
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> traj = {"ctx_mm": np.array([0.2, 0.5, 0.9]), "ctx_S": np.array([0.3, 0.6, 0.95])}
+    >>> len(similarity_trajectory_panel(ax, [("TF", np.array([0, 1, 10]), traj)], "ctx", 0.7))
+    3
+    >>> plt.close(fig)
+    """
+    _check_axes(ax)
+    _check_curves(runs, "runs", 2)
+    if kind not in ("ctx", "word"):
+        raise ValueError(f"kind must be 'ctx' or 'word', got {kind!r}")
+    yardstick = float(check_array(yardstick, "yardstick", ndim=0))
+    lines = []
+    for i, (lab, t, traj) in enumerate(runs):
+        t = check_array(t, "runs times", ndim=1)
+        if not isinstance(traj, dict) or any(f"{kind}_{s}" not in traj for s in ("mm", "S")):
+            raise ValueError(f"runs trajectory must be a dict with keys '{kind}_mm' and '{kind}_S'")
+        for s, ls, what in (("mm", "-", "max margin"), ("S", "--", "overlap")):
+            y = check_array(traj[f"{kind}_{s}"], "runs trajectory", shape=t.shape)
+            lines += ax.semilogx(t[1:], y[1:], ls, color=f"C{i}", label=f"{lab} vs {what}")
+    lines.append(ax.axhline(yardstick, color="k", ls=":", lw=1.5, label="class blocks vs max margin"))
+    return lines
