@@ -112,6 +112,11 @@ _GOE = np.sort(np.random.default_rng(0).normal(size=(5, 6)), axis=1)
 _SPD2 = np.array([[2.0, 0.5], [0.5, 1.0]])
 
 
+_W42 = np.array([[1.0, 0.2], [0.9, 0.5], [0.1, 1.0], [0.3, 0.8]])
+_C44 = np.array([[1.0, 0.9, 0.1, 0.2], [0.9, 1.0, 0.3, 0.0], [0.1, 0.3, 1.0, 0.8], [0.2, 0.0, 0.8, 1.0]])
+_Z44 = np.array([[1.0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]])
+
+
 def ntp_train_ufm(*args, **kwargs):
     from seqrmt.ntp import train_ufm
 
@@ -403,6 +408,12 @@ REGISTRY = {
         decomposition={"rho": np.array([1.0, 2.0]), "nuclear": np.array([2.0, 4.0]),
                        "cos_raw": np.array([0.9, 0.99]), "cos_centred": np.array([0.95, 0.995]),
                        "dist_T": np.array([0.1, 0.01])}, nuclear_mm=2.0),
+    "ntp.transformer.geometry_scores": dict(
+        W=_W42, H=_W42.T, L=_W42 @ _W42.T, targets={"w": ("W", _C44), "h": ("H", _C44)},
+        blocks={"W": _Z44, "H": _Z44}, L_in=np.zeros((4, 4)), L_mm=_C44 - _C44.mean(0),
+        _ok="L_mm:neg L_mm:zero L_mm:const"),
+    "ntp.transformer.seed_table": dict(results={"A": {"x": np.array([1.0, 2.0])}},
+                                       rows=[("x", "x", 2)], title="(2 seeds)"),
     "ntp.transformer.structural_trajectory": dict(Ws=np.stack([np.eye(3), 1.0 - np.eye(3)]),
                                                   Hs=np.stack([np.eye(3), 1.0 - np.eye(3)]),
                                                   targets={"words": ("W", np.eye(3))},
@@ -691,6 +702,13 @@ EXEMPT = {
     "plotting.hist_vs_density": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.curve_vs_mc": "draws on a matplotlib Axes (plotting is owned by the book team)",
     "plotting.mean_spread": "draws on a matplotlib Axes (plotting is owned by the book team)",
+    # ntp figure helpers whose argument is a sequence of (label, arrays...) tuples: no fuzzable
+    # form (np.asarray of it is ragged); tests/test_ntp_figures.py checks their validation
+    "ntp.figures.embedding_norm_panel": "draws on a matplotlib Axes; models is a sequence of "
+                                        "(label, times, Ws, Hs) tuples (tests/test_ntp_figures.py)",
+    "ntp.figures.similarity_trajectory_panel": "draws on a matplotlib Axes; runs is a sequence of "
+                                               "(label, times, trajectory) tuples "
+                                               "(tests/test_ntp_figures.py)",
     # torch device: depends on the machine
     "utils.torch_device": "machine-dependent (CUDA); validated by tests/test_utils.py",
     # network / whole corpus

@@ -90,3 +90,34 @@ def test_ufm_training_panels_imbalance_prediction():
     with pytest.raises(ValueError, match="optimum"):
         ufm_training_panels(axes, {0.1: run}, {0.2: 0.0})
     plt.close(fig)
+
+
+def test_embedding_norm_panel_draws_frobenius_norms():
+    from seqrmt.ntp.figures import embedding_norm_panel
+
+    fig, ax = plt.subplots()
+    rng = np.random.default_rng(0)
+    Ws, Hs = rng.standard_normal((3, 4, 2)), rng.standard_normal((3, 2, 5))
+    lines = embedding_norm_panel(ax, [("A", np.array([0, 1, 2]), Ws, Hs)])
+    np.testing.assert_allclose(lines[0].get_ydata(), [np.linalg.norm(Ws[1]), np.linalg.norm(Ws[2])])
+    np.testing.assert_allclose(lines[1].get_ydata(), [np.linalg.norm(Hs[1]), np.linalg.norm(Hs[2])])
+    assert lines[1].get_linestyle() == "--"
+    with pytest.raises(ValueError, match="models"):
+        embedding_norm_panel(ax, [("A", np.array([0, 1]), Ws, Hs)])  # 2 times, 3 snapshots
+    plt.close(fig)
+
+
+def test_similarity_trajectory_panel_curves_and_yardstick():
+    from seqrmt.ntp.figures import similarity_trajectory_panel
+
+    fig, ax = plt.subplots()
+    traj = {"word_mm": np.array([0.1, 0.5, 0.8]), "word_S": np.array([0.2, 0.6, 0.9])}
+    lines = similarity_trajectory_panel(ax, [("TF", np.array([0, 1, 10]), traj)], "word", 0.7)
+    np.testing.assert_allclose(lines[0].get_ydata(), [0.5, 0.8])
+    np.testing.assert_allclose(lines[1].get_ydata(), [0.6, 0.9])
+    np.testing.assert_allclose(lines[2].get_ydata(), [0.7, 0.7])  # yardstick
+    with pytest.raises(ValueError, match="kind"):
+        similarity_trajectory_panel(ax, [("TF", np.array([0, 1, 10]), traj)], "ctx2", 0.7)
+    with pytest.raises(ValueError, match="trajectory"):
+        similarity_trajectory_panel(ax, [("TF", np.array([0, 1, 10]), traj)], "ctx", 0.7)
+    plt.close(fig)

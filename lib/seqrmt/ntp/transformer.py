@@ -261,7 +261,9 @@ def geometry_scores(W, H, L, targets, blocks, L_in, L_mm):
     Parameters
     ----------
     W : array_like, shape (V, d)
+        Rows (words) with non-constant pairwise cosines if a target has kind ``"W"``.
     H : array_like, shape (d, m)
+        Columns (contexts) likewise, if a target has kind ``"H"``.
     L : array_like, shape (V, m)
         The model's logits (``W @ H`` up to the model's bias, if any); not zero.
     targets : dict
@@ -290,6 +292,14 @@ def geometry_scores(W, H, L, targets, blocks, L_in, L_mm):
     W = check_array(W, "W", ndim=2)
     H = check_array(H, "H", ndim=2, shape=(W.shape[1], None))
     L = check_array(L, "L", ndim=2, shape=(W.shape[0], H.shape[1]))
+    if not L.any():
+        raise ValueError("L must not be zero (its cosine with L_mm is undefined)")
+    kinds = {t[0] for t in targets.values()} if isinstance(targets, dict) else set()
+    for kind, X, what in (("W", W, "rows"), ("H", H.T, "columns")):
+        off = cosine_similarity(X)[~np.eye(X.shape[0], dtype=bool)]
+        if kind in kinds and off.size and np.ptp(off) == 0:
+            raise ValueError(f"{kind} must have non-constant cosines between its {what} "
+                             "(the correlations with the targets are undefined)")
     out = {}
     for metric in ("ssim", "offdiag", "partial"):
         sim = structural_trajectory(W[None], H[None], targets, metric=metric, blocks=blocks)
