@@ -670,6 +670,7 @@ EXEMPT = {
         "bsr.theory.LowRankResult", "bsr.algorithms.GampRieResult", "bsr.algorithms.GDResult",
         "ntp.linear.LinearRun", "ntp.ufm.UFMRun", "ntp.ufm.LogitComparison",
         "ntp.corpus.TinyStoriesLike", "ntp.transformer.NTPTrainResult",
+        "ntp.svm.CompleteSupportSolution",  # notebook 3.4 driver record
         "dyson.teacher_student.TeacherStudentResult", "dyson.rbm.PCDTrajectory",
         "dyson.weight_spectra.MPBulkFit", "dyson.weight_spectra.PowerLawFit",
         "nanogpt.train.TrainResult", "data.CharDataset", "dyson.weight_spectra.MPBootstrap",
