@@ -280,14 +280,13 @@ def geometry_scores(W, H, L, targets, blocks, L_in, L_mm):
 
     Examples
     --------
-    >>> from seqrmt.ntp.geometry import block_indicator, closed_form_max_margin, svd_factors
-    >>> L_mm = closed_form_max_margin(4, 1)
-    >>> W, H = svd_factors(L_mm)
-    >>> t = {"word_mm": ("W", cosine_similarity(W)), "ctx_mm": ("H", cosine_similarity(H.T))}
-    >>> Z = block_indicator([0, 0, 1, 1])
-    >>> out = geometry_scores(W, H, 2 * L_mm, t, {"W": Z, "H": Z}, np.zeros((4, 4)), L_mm)
-    >>> round(out["ssim/word_mm"], 6), round(out["cos"], 6), round(out["rho"], 6)
-    (1.0, 1.0, 2.0)
+    >>> from seqrmt.ntp.geometry import block_indicator
+    >>> W = np.array([[1.0, 0.2], [0.9, 0.5], [0.1, 1.0], [0.3, 0.8]])
+    >>> C, Z = cosine_similarity(W), block_indicator([0, 0, 1, 1])
+    >>> out = geometry_scores(W, W.T, W @ W.T, {"w": ("W", C), "h": ("H", C)},
+    ...                       {"W": Z, "H": Z}, np.zeros((4, 4)), W @ W.T)
+    >>> round(out["ssim/w"], 4), round(out["offdiag/h"], 4), round(out["rho"], 4)  # ssim: 15/16
+    (0.9375, 1.0, 1.0)
     """
     W = check_array(W, "W", ndim=2)
     H = check_array(H, "H", ndim=2, shape=(W.shape[1], None))
@@ -297,7 +296,7 @@ def geometry_scores(W, H, L, targets, blocks, L_in, L_mm):
     kinds = {t[0] for t in targets.values()} if isinstance(targets, dict) else set()
     for kind, X, what in (("W", W, "rows"), ("H", H.T, "columns")):
         off = cosine_similarity(X)[~np.eye(X.shape[0], dtype=bool)]
-        if kind in kinds and off.size and np.ptp(off) == 0:
+        if kind in kinds and off.size and np.ptp(off) <= 1e-12:
             raise ValueError(f"{kind} must have non-constant cosines between its {what} "
                              "(the correlations with the targets are undefined)")
     out = {}
