@@ -1,7 +1,8 @@
-r"""Figure helpers of Chapter 3: cosine heat maps, measured-against-formula scatter plots, and the
-panels of the regularisation path and of UFM training.
+r"""Figure helpers of Chapter 3: cosine heat maps, measured-against-formula scatter plots, the
+panels of the regularisation path and of UFM training, embedding norms and similarity
+trajectories of trained models.
 
-Both draw on a matplotlib ``Axes`` supplied by the caller (from
+Every helper draws on matplotlib ``Axes`` supplied by the caller (from
 :func:`seqrmt.plotting.subplots` or ``plt.subplot_mosaic``), in the book's style
 (:mod:`seqrmt.plotting`); the caller adds the colour bar, legend placement and ``plt.show()``.
 
