@@ -112,6 +112,27 @@ _GOE = np.sort(np.random.default_rng(0).normal(size=(5, 6)), axis=1)
 _SPD2 = np.array([[2.0, 0.5], [0.5, 1.0]])
 
 
+_W42 = np.array([[1.0, 0.2], [0.9, 0.5], [0.1, 1.0], [0.3, 0.8]])
+_C44 = np.array([[1.0, 0.9, 0.1, 0.2], [0.9, 1.0, 0.3, 0.0], [0.1, 0.3, 1.0, 0.8], [0.2, 0.0, 0.8, 1.0]])
+_Z44 = np.array([[1.0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 1], [0, 0, 1, 1]])
+
+
+def ntp_train_ufm(*args, **kwargs):
+    from seqrmt.ntp import train_ufm
+
+    return train_ufm(*args, **kwargs)
+
+
+def _axes(n=None):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    return plt.subplots()[1] if n is None else list(plt.subplots(1, n)[1])
+
+
 def _sq(x):
     return x**2
 
@@ -396,6 +417,44 @@ REGISTRY = {
     "ntp.ufm.entropy_gap_prediction": dict(L_mm=np.eye(2) - 0.5, lam=1e-3, _ok="L_mm:neg"),
     "ntp.transformer.train_ntp_transformer": dict(data=_ntp_small, contexts=np.array([[1, 2], [3, 2]]),
                                                   config=_tiny_llama, epochs=2, lr=1e-2),
+    # ntp: drivers and figure helpers of notebooks 3.3-3.5 (short code cells)
+    "ntp.geometry.embedding_cosines": dict(L=_A2, _ok="L:neg"),
+    "ntp.geometry.support_word_alignment": dict(W=np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]),
+                                                H=np.array([[1.0, 0.0], [0.5, 1.0]]), S=_S32,
+                                                ),
+    "ntp.geometry.nuclear_norm_bounds": dict(S=np.array([[1, 0], [0, 1], [0, 0]])),
+    "ntp.geometry.n_distinct_supports": dict(S=np.array([[1, 0, 1], [0, 1, 0]])),
+    "ntp.svm.complete_support_solution": dict(V=4, k=2, solver="CLARABEL"),
+    "ntp.svm.duplicated_context_collapse": dict(S=np.eye(3, dtype=int), n_dup=2, solver="CLARABEL"),
+    "ntp.figures.ufm_training_panels": dict(
+        axes=lambda: _axes(3), optimum={0.1: 0.0},
+        runs=lambda: {0.1: ntp_train_ufm(_P2, np.array([0.5, 0.5]), d=2, lam=0.1, max_iter=10,
+                                         rng=0, L_target=np.eye(2))}),
+    "ntp.figures.cosine_heatmap": dict(ax=lambda: _axes(), C=np.array([[1.0, 0.5], [0.5, 1.0]]),
+                                       _ok="C:neg C:zero C:const"),
+    "ntp.figures.scatter_vs_formula": dict(ax=lambda: _axes(), formula=[np.array([0.0, 0.5])],
+                                           measured=[np.array([0.1, 0.4])], line_label="formula",
+                                           ms=4.0),
+    "ntp.geometry.max_margin_coefficient": dict(L=_A2, L_in=np.zeros((2, 2)), L_mm=np.eye(2) - 0.5,
+                                                ),
+    "ntp.ufm.path_decomposition": dict(path=[np.array([[1.0, -1.0], [-1.0, 1.0], [0.0, 0.0]])],
+                                       L_in=np.zeros((3, 2)), L_mm=np.array([[0.5, -0.5], [-0.5, 0.5],
+                                                                             [0.0, 0.0]]),
+                                       S=np.array([[1, 0], [0, 1], [0, 0]])),
+    "ntp.ufm.path_offset_estimate": dict(P=_P32, pi=np.array([0.5, 0.5]),
+                                         L_mm=np.array([[0.5, 0.5], [0.5, -0.5], [-1.0, 0.5]]),
+                                         ),
+    "ntp.figures.logit_path_panels": dict(
+        axes=lambda: _axes(3), lams=np.array([0.1, 0.01]),
+        decomposition={"rho": np.array([1.0, 2.0]), "nuclear": np.array([2.0, 4.0]),
+                       "cos_raw": np.array([0.9, 0.99]), "cos_centred": np.array([0.95, 0.995]),
+                       "dist_T": np.array([0.1, 0.01])}, nuclear_mm=2.0),
+    "ntp.transformer.geometry_scores": dict(
+        W=_W42, H=_W42.T, L=_W42 @ _W42.T, targets={"w": ("W", _C44), "h": ("H", _C44)},
+        blocks={"W": _Z44, "H": _Z44}, L_in=np.zeros((4, 4)), L_mm=_C44 - _C44.mean(0),
+        _ok="L_mm:neg L_mm:zero L_mm:const"),
+    "ntp.transformer.seed_table": dict(results={"A": {"x": np.array([1.0, 2.0])}},
+                                       rows=[("x", "x", 2)], title="(2 seeds)"),
     "ntp.transformer.structural_trajectory": dict(Ws=np.stack([np.eye(3), 1.0 - np.eye(3)]),
                                                   Hs=np.stack([np.eye(3), 1.0 - np.eye(3)]),
                                                   targets={"words": ("W", np.eye(3))},
@@ -733,6 +792,7 @@ EXEMPT = {
         "bsr.theory.LowRankResult", "bsr.algorithms.GampRieResult", "bsr.algorithms.GDResult",
         "ntp.linear.LinearRun", "ntp.ufm.UFMRun", "ntp.ufm.LogitComparison",
         "ntp.corpus.TinyStoriesLike", "ntp.transformer.NTPTrainResult",
+        "ntp.svm.CompleteSupportSolution",  # notebook 3.4 driver record
         "dyson.teacher_student.TeacherStudentResult", "dyson.rbm.PCDTrajectory",
         "dyson.weight_spectra.MPBulkFit", "dyson.weight_spectra.PowerLawFit",
         "nanogpt.train.TrainResult", "data.CharDataset", "dyson.weight_spectra.MPBootstrap",
@@ -786,6 +846,13 @@ EXEMPT = {
         "frontiers.pls.plot_overlaps", "frontiers.masked.plot_errors_vs_ridge",
         "frontiers.masked.plot_spiked",
     ], "draws on a matplotlib Axes (tested in tests/test_frontiers_*.py)"),
+    # ntp figure helpers whose argument is a sequence of (label, arrays...) tuples: no fuzzable
+    # form (np.asarray of it is ragged); tests/test_ntp_figures.py checks their validation
+    "ntp.figures.embedding_norm_panel": "draws on a matplotlib Axes; models is a sequence of "
+                                        "(label, times, Ws, Hs) tuples (tests/test_ntp_figures.py)",
+    "ntp.figures.similarity_trajectory_panel": "draws on a matplotlib Axes; runs is a sequence of "
+                                               "(label, times, trajectory) tuples "
+                                               "(tests/test_ntp_figures.py)",
     # torch device: depends on the machine
     "utils.torch_device": "machine-dependent (CUDA); validated by tests/test_utils.py",
     # network / whole corpus

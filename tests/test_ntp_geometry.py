@@ -223,3 +223,75 @@ def test_similarity_yardstick_value_errors():
     Z = block_indicator([0, 0, 1, 1])
     with pytest.raises(ValueError, match="affine"):
         partial_correlation(Z, 2 * Z + 1, Z)
+
+
+# --- embedding_cosines, support_word_alignment, nuclear_norm_bounds, n_distinct_supports ---
+
+
+def test_embedding_cosines_equal_gram_square_roots():
+    from seqrmt.ntp.geometry import embedding_cosines
+
+    L = np.random.default_rng(0).standard_normal((5, 7))
+    Cw, Ch = embedding_cosines(L)
+    U, s, Vt = np.linalg.svd(L, full_matrices=False)
+    GW = (U * s) @ U.T  # (L L^T)^{1/2}
+    GH = (Vt.T * s) @ Vt  # (L^T L)^{1/2}
+    for C, G in ((Cw, GW), (Ch, GH)):
+        d = np.sqrt(np.diag(G))
+        np.testing.assert_allclose(C, G / np.outer(d, d), atol=1e-10)
+
+
+def test_support_word_alignment_independent_and_k1():
+    from seqrmt.ntp.geometry import support_word_alignment
+
+    rng = np.random.default_rng(1)
+    W, H = rng.standard_normal((6, 3)), rng.standard_normal((3, 4))
+    S = support_only(4, 6, 2, 2)
+    a = support_word_alignment(W, H, S)
+    for j in range(4):
+        v = W[S[:, j] == 1].sum(axis=0)
+        assert a[j] == pytest.approx(v @ H[:, j] / np.linalg.norm(v) / np.linalg.norm(H[:, j]))
+    Wc, Hc = svd_factors(closed_form_max_margin(6, 1))  # neural collapse: h_j parallel to w_j
+    np.testing.assert_allclose(support_word_alignment(Wc, Hc, np.eye(6, dtype=int)), 1.0, atol=1e-10)
+    with pytest.raises(ValueError, match="H"):
+        support_word_alignment(W, H[:, :3], S)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nuclear_norm_bounds_sandwich(seed):
+    from seqrmt.ntp.geometry import nuclear_norm_bounds
+    from seqrmt.ntp.svm import ntp_svm_nuclear
+
+    S = support_only(20, 8, 2, seed)
+    lo, hi = nuclear_norm_bounds(S)
+    St = centered_support(S)
+    assert hi == pytest.approx(np.linalg.norm(St, "nuc"))
+    assert lo == pytest.approx(np.sum(St**2) / np.linalg.norm(St, 2))
+    nuc = np.linalg.norm(ntp_svm_nuclear(S, solver="CLARABEL"), "nuc")
+    assert lo - 1e-6 <= nuc <= hi + 1e-6
+    with pytest.raises(ValueError, match="off-support"):
+        nuclear_norm_bounds(np.ones((3, 2), dtype=int))
+
+
+def test_n_distinct_supports():
+    from seqrmt.ntp.geometry import n_distinct_supports
+
+    S = k_subset_supports(5, 2)
+    assert n_distinct_supports(S) == 10
+    assert n_distinct_supports(np.concatenate([S, S[:, :3]], axis=1)) == 10
+
+
+def test_max_margin_coefficient_recovers_rho():
+    from seqrmt.ntp.geometry import max_margin_coefficient
+
+    S = k_subset_supports(5, 2)
+    L_mm = closed_form_max_margin(5, 2)
+    P = S * np.random.default_rng(2).integers(1, 5, S.shape)
+    L_in = in_support_logits(P / P.sum(0))
+    # L_in lies in T, L_mm in T-perp: <L_in, L_mm> = 0, so rho is recovered exactly
+    assert max_margin_coefficient(L_in + 7.5 * L_mm, L_in, L_mm) == pytest.approx(7.5, rel=1e-12)
+    R = np.random.default_rng(3).standard_normal(S.shape)
+    R -= np.sum(R * L_mm) / np.sum(L_mm**2) * L_mm  # orthogonal remainder
+    assert max_margin_coefficient(L_in + 2.0 * L_mm + R, L_in, L_mm) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="L_mm"):
+        max_margin_coefficient(L_in, L_in, np.zeros_like(L_in))

@@ -176,3 +176,55 @@ def test_validation_errors():
         is_separable(np.full((2, 3), np.nan), S)
     with pytest.raises(ValueError, match="P"):
         is_compatible(np.eye(3), [[0.5, 1, 1], [0.4, 0, 0]])
+
+
+# --- complete_support_solution and duplicated_context_collapse (notebook 3.4 drivers) ---
+
+
+@pytest.mark.parametrize("V,k", [(4, 1), (5, 2), (6, 3)])
+def test_complete_support_solution_matches_closed_forms(V, k):
+    from seqrmt.ntp.geometry import closed_form_context_cosine, cosine_similarity, svd_factors
+    from seqrmt.ntp.svm import complete_support_solution
+
+    sol = complete_support_solution(V, k, solver="CLARABEL")
+    S = k_subset_supports(V, k)
+    np.testing.assert_array_equal(sol.S, S)
+    # independent recomputation of the old notebook loop
+    L = ntp_svm_nuclear(S, solver="CLARABEL")
+    np.testing.assert_allclose(sol.L, L, atol=1e-12)
+    assert sol.max_error == pytest.approx(np.abs(L - closed_form_max_margin(V, k)).max(), abs=1e-12)
+    assert sol.max_error < 1e-8
+    assert sol.nuclear == pytest.approx(closed_form_nuclear_norm(V, k), rel=1e-8)
+    assert sol.nuclear_theory == closed_form_nuclear_norm(V, k)
+    off = ~np.eye(V, dtype=bool)
+    np.testing.assert_allclose(sol.word_cosines[off], -1 / (V - 1), atol=1e-8)  # simplex ETF
+    np.testing.assert_allclose(sol.context_cosines, closed_form_context_cosine(V, k, S.T @ S), atol=1e-8)
+    np.testing.assert_allclose(sol.support_word_alignment, 1.0, atol=1e-8)
+    W, H = svd_factors(L)
+    np.testing.assert_allclose(sol.context_cosines, cosine_similarity(H.T), atol=1e-12)
+
+
+def test_complete_support_solution_rejects_k_ge_V():
+    from seqrmt.ntp.svm import complete_support_solution
+
+    with pytest.raises(ValueError, match="k"):
+        complete_support_solution(4, 4)
+    with pytest.raises(ValueError, match="V"):
+        complete_support_solution(1, 1)
+
+
+def test_duplicated_context_collapse_against_inline_computation():
+    from seqrmt.ntp.geometry import cosine_similarity, svd_factors
+    from seqrmt.ntp.svm import duplicated_context_collapse
+
+    S = support_only(12, 8, 2, 3)
+    cos, nf, nr = duplicated_context_collapse(S, n_dup=4)
+    S_dup = np.concatenate([S, S[:, :4]], axis=1)
+    L_full = ntp_svm_nuclear(S_dup, solver="CLARABEL", deduplicate=False)
+    H = svd_factors(L_full)[1]
+    np.testing.assert_allclose(cos, np.diag(cosine_similarity(H.T)[:4, 12:]), atol=1e-12)
+    np.testing.assert_allclose(cos, 1.0, atol=1e-6)  # subspace collapse
+    assert nf == pytest.approx(np.linalg.norm(L_full, "nuc"), rel=1e-12)
+    assert nf == pytest.approx(nr, rel=1e-6)  # the reduced program has the same optimum
+    with pytest.raises(ValueError, match="n_dup"):
+        duplicated_context_collapse(S, n_dup=13)

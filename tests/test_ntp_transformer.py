@@ -180,3 +180,44 @@ def test_errors():
         tf.structural_trajectory(W, W, {"a": ("X", np.eye(3))})
     with pytest.raises(ValueError, match="targets"):
         tf.structural_trajectory(W, W, {"a": ("W", np.eye(4))})
+
+
+# --- geometry_scores and seed_table (notebook 3.5 drivers) ---
+
+
+def test_geometry_scores_against_independent_computation():
+    from seqrmt.ntp.corpus import support_only
+    from seqrmt.ntp import geometry as g
+    from seqrmt.ntp.transformer import geometry_scores
+
+    S = support_only(12, 8, 2, 0)
+    L_mm = g.centered_support(S)
+    rng = np.random.default_rng(0)
+    W, H = rng.standard_normal((8, 5)), rng.standard_normal((5, 12))
+    L = W @ H
+    L_in = np.zeros_like(L_mm)
+    Wm, Hm = g.svd_factors(L_mm)
+    targets = {"word_mm": ("W", g.cosine_similarity(Wm)), "ctx_mm": ("H", g.cosine_similarity(Hm.T))}
+    Zw = g.block_indicator(np.arange(8) % 2)
+    Zh = g.block_indicator(np.arange(12) % 3)
+    out = geometry_scores(W, H, L, targets, {"W": Zw, "H": Zh}, L_in, L_mm)
+    Cw, Ch = g.cosine_similarity(W), g.cosine_similarity(H.T)
+    assert out["ssim/word_mm"] == pytest.approx(g.structural_similarity(Cw, targets["word_mm"][1]))
+    assert out["offdiag/ctx_mm"] == pytest.approx(g.offdiagonal_correlation(Ch, targets["ctx_mm"][1]))
+    assert out["partial/word_mm"] == pytest.approx(g.partial_correlation(Cw, targets["word_mm"][1], Zw))
+    assert out["cos"] == pytest.approx(np.sum(L * L_mm) / np.linalg.norm(L) / np.linalg.norm(L_mm))
+    assert out["rho"] == pytest.approx(np.sum(L * L_mm) / np.sum(L_mm**2))
+    assert len(out) == 3 * 2 + 3
+
+
+def test_seed_table_mean_and_sample_sd():
+    from seqrmt.ntp.transformer import seed_table
+
+    res = {"transformer": {"a": np.array([1.0, 2.0, 3.0])}, "UFM": {"a": np.array([0.5, 0.5, 0.5])}}
+    lines = seed_table(res, [("row a", "a", 2)], title="(3 seeds)").splitlines()
+    assert lines[0] == f"{'(3 seeds)':24s}  {'transformer':>13s}  {'UFM':>13s}"
+    assert lines[1] == f"{'row a':24s}  2.00 +- 1.00  0.50 +- 0.00"  # SD with ddof = 1
+    with pytest.raises(ValueError, match="no score"):
+        seed_table(res, [("row b", "b", 2)])
+    with pytest.raises(ValueError, match="two seeds"):
+        seed_table({"A": {"a": np.array([1.0])}}, [("a", "a", 2)])

@@ -201,3 +201,46 @@ def test_entropy_gap_prediction_value_errors():
         ufm.entropy_gap_prediction(np.eye(2), 0.0)
     with pytest.raises(ValueError, match="L_mm"):
         ufm.entropy_gap_prediction(np.zeros((2, 2)), 1e-3)
+
+
+# --- path_decomposition and path_offset_estimate (notebook 3.3 drivers) ---
+
+
+def test_path_decomposition_against_inline_loop():
+    from seqrmt.ntp.data import NTPData
+    from seqrmt.ntp.geometry import in_support_logits, k_subset_supports, project_T
+    from seqrmt.ntp.linear import frobenius_cosine
+    from seqrmt.ntp.svm import logit_path, ntp_svm_nuclear
+    from seqrmt.ntp.ufm import path_decomposition
+
+    S = k_subset_supports(4, 2)
+    data = NTPData.from_counts(S * np.random.default_rng(0).integers(1, 5, S.shape))
+    L_in, L_mm = in_support_logits(data.P), ntp_svm_nuclear(data.S)
+    lams = [1e-1, 1e-3]
+    path = [logit_path(data.P, data.pi, lam) for lam in lams]
+    dec = path_decomposition(path, L_in, L_mm, data.S)
+    for i, L in enumerate(path):  # the notebook's former inline loop
+        assert dec["rho"][i] == pytest.approx(np.sum((L - L_in) * L_mm) / np.sum(L_mm**2))
+        assert dec["nuclear"][i] == pytest.approx(np.linalg.norm(L, "nuc"))
+        assert dec["cos_raw"][i] == pytest.approx(frobenius_cosine(L, L_mm))
+        assert dec["cos_centred"][i] == pytest.approx(frobenius_cosine(L - L_in, L_mm))
+        assert dec["dist_T"][i] == pytest.approx(np.linalg.norm(project_T(L, data.S) - L_in))
+    assert dec["rho"][1] > dec["rho"][0] + 3  # grows like ln(1/lambda): ln(100) = 4.6
+    with pytest.raises(ValueError, match="path"):
+        path_decomposition([], L_in, L_mm, data.S)
+
+
+def test_path_offset_estimate_against_inline_formula():
+    from seqrmt.ntp.data import NTPData
+    from seqrmt.ntp.geometry import closed_form_max_margin, in_support_logits, k_subset_supports
+    from seqrmt.ntp.ufm import path_offset_estimate
+
+    S = k_subset_supports(5, 2)
+    data = NTPData.from_counts(S * np.random.default_rng(1).integers(1, 5, S.shape))
+    L_mm = closed_form_max_margin(5, 2)
+    E_in = np.exp(in_support_logits(data.P))
+    C = data.pi @ ((E_in * (data.S == 0)).sum(0) / (E_in * data.S).sum(0))
+    expected = np.log(C / np.linalg.norm(L_mm, "nuc"))
+    assert path_offset_estimate(data.P, data.pi, L_mm) == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="L_mm"):
+        path_offset_estimate(data.P, data.pi, np.zeros_like(L_mm))

@@ -16,6 +16,8 @@ linear
     Gradient descent, normalised GD and Adam on the linear model with fixed embeddings.
 ufm
     The unconstrained-features model trained by gradient descent.
+figures
+    Figure helpers: cosine heat maps and measured-against-formula scatter plots.
 transformer
     Training the small transformer of the chapter on NTP data and reading out its geometry.
 
@@ -25,15 +27,17 @@ Every public name of the submodules is available directly as ``seqrmt.ntp.<name>
 
 import importlib
 
-from . import corpus, data, geometry, linear, svm, ufm
+from . import corpus, data, figures, geometry, linear, svm, ufm
 from .corpus import *  # noqa: F401,F403
 from .data import *  # noqa: F401,F403
+from .figures import *  # noqa: F401,F403
 from .geometry import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .svm import *  # noqa: F401,F403
 from .ufm import *  # noqa: F401,F403
 
-__all__ = data.__all__ + corpus.__all__ + svm.__all__ + geometry.__all__ + linear.__all__ + ufm.__all__
+__all__ = (data.__all__ + corpus.__all__ + svm.__all__ + geometry.__all__ + linear.__all__ + ufm.__all__
+           + figures.__all__)
 
 
 def __getattr__(name):

@@ -63,6 +63,11 @@ __all__ = [
     "offdiagonal_correlation",
     "partial_correlation",
     "margin",
+    "embedding_cosines",
+    "support_word_alignment",
+    "nuclear_norm_bounds",
+    "n_distinct_supports",
+    "max_margin_coefficient",
 ]
 
 
@@ -624,3 +629,142 @@ def margin(L, S):
     lo = np.where(S, L, np.inf).min(axis=0)
     hi = np.where(~S, L, -np.inf).max(axis=0)
     return float(np.min(lo - hi))
+
+
+def embedding_cosines(L, tol=1e-6):
+    r"""Cosine matrices of the word and context embeddings of a logit matrix.
+
+    With the balanced factors ``W, H = svd_factors(L, tol)`` (:func:`svd_factors`), returns
+    :math:`\mathrm{Cos}(W)` (``V x V``, rows of ``W`` are words) and :math:`\mathrm{Cos}(H^\top)`
+    (``m x m``, columns of ``H`` are contexts). Both depend on ``L`` only: for balanced factors
+    :math:`WW^\top=(LL^\top)^{1/2}` and :math:`H^\top H=(L^\top L)^{1/2}`.
+
+    Parameters
+    ----------
+    L : array_like, shape (V, m)
+        Logit matrix, not zero.
+    tol : float
+        Relative rank tolerance of :func:`svd_factors`.
+
+    Returns
+    -------
+    word_cos : ndarray, shape (V, V)
+    context_cos : ndarray, shape (m, m)
+
+    Examples
+    --------
+    >>> Cw, Ch = embedding_cosines(closed_form_max_margin(5, 1))
+    >>> round(float(Cw[0, 1]), 4), round(float(Ch[0, 1]), 4)
+    (-0.25, -0.25)
+    """
+    W, H = svd_factors(L, tol=tol)
+    return cosine_similarity(W), cosine_similarity(H.T)
+
+
+def support_word_alignment(W, H, S):
+    r"""Cosine of each context embedding with the sum of the embeddings of its support words.
+
+    :math:`\cos\big(h_j,\sum_{z\in\mathcal S_j}w_z\big)` for :math:`j=1,\dots,m`, with the words
+    the rows of ``W`` and the contexts the columns of ``H``. For the max-margin factors of
+    complete :math:`k`-subset supports it equals one for every context; for ``S = I`` (one
+    next token per context) it is :math:`\cos(h_j,w_j)`, one under neural collapse.
+
+    Parameters
+    ----------
+    W : array_like, shape (V, d)
+    H : array_like, shape (d, m)
+    S : array_like, shape (V, m)
+        0/1 support matrix.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+        Zero where ``h_j`` or the sum of its support words is zero.
+
+    Examples
+    --------
+    >>> W, H = svd_factors(closed_form_max_margin(5, 2))
+    >>> round(float(support_word_alignment(W, H, k_subset_supports(5, 2)).min()), 6)
+    1.0
+    """
+    S = _check_support(S)
+    W = check_array(W, "W", ndim=2, shape=(S.shape[0], None))
+    H = check_array(H, "H", ndim=2, shape=(W.shape[1], S.shape[1]))
+    sums = S.T @ W  # row j: sum of the support words of context j
+    num = np.sum(H.T * sums, axis=1)
+    den = np.linalg.norm(H, axis=0) * np.linalg.norm(sums, axis=1)
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def nuclear_norm_bounds(S):
+    r"""Lower and upper bounds on :math:`\|L^{\rm mm}\|_*` from the centred support matrix.
+
+    For any support matrix, :math:`\tilde S` is feasible for NTP-SVM* and
+    :math:`\langle L,\tilde S\rangle\ge\|\tilde S\|_F^2` for every feasible :math:`L`, so
+
+    .. math:: \frac{\|\tilde S\|_F^2}{\|\tilde S\|_2}\le\|L^{\rm mm}\|_*\le\|\tilde S\|_*.
+
+    Parameters
+    ----------
+    S : array_like, shape (V, m)
+        0/1 support matrix with at least one off-support token (``S`` not all ones).
+
+    Returns
+    -------
+    lower, upper : float
+
+    Examples
+    --------
+    >>> lo, hi = nuclear_norm_bounds(k_subset_supports(5, 2))  # tight: both 4 sqrt(3)
+    >>> round(lo, 6), round(hi, 6)
+    (6.928203, 6.928203)
+    """
+    St = centered_support(S)
+    s = np.linalg.svd(St, compute_uv=False)
+    if s[0] == 0:
+        raise ValueError("S must have an off-support token (S is all ones)")
+    return float(np.sum(s**2) / s[0]), float(s.sum())
+
+
+def n_distinct_supports(S):
+    """Number of distinct supports (distinct columns of the 0/1 support matrix ``S``).
+
+    Examples
+    --------
+    >>> n_distinct_supports([[1, 1, 0], [0, 0, 1]])
+    2
+    """
+    S = _check_support(S)
+    return int(len(np.unique(S.T, axis=0)))
+
+
+def max_margin_coefficient(L, L_in, L_mm):
+    r"""Coefficient :math:`\rho` of the max-margin direction in :math:`L=L^{\rm in}+\rho L^{\rm mm}+R`.
+
+    .. math:: \rho=\frac{\langle L-L^{\rm in},L^{\rm mm}\rangle}{\|L^{\rm mm}\|_F^2},
+
+    the projection of :math:`L-L^{\rm in}` on :math:`L^{\rm mm}` (Frobenius inner product); along
+    the regularisation path :math:`\rho(\lambda)=\ln(1/\lambda)+O(1)`.
+
+    Parameters
+    ----------
+    L, L_in, L_mm : array_like, shape (V, m)
+        Logits, in-support logits (:func:`in_support_logits`) and max-margin logits (not zero).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> L_mm = closed_form_max_margin(4, 2)
+    >>> round(max_margin_coefficient(3.0 * L_mm, np.zeros((4, 6)), L_mm), 12)
+    3.0
+    """
+    L = check_array(L, "L", ndim=2)
+    L_in = check_array(L_in, "L_in", ndim=2, shape=L.shape)
+    L_mm = check_array(L_mm, "L_mm", ndim=2, shape=L.shape)
+    n2 = float(np.sum(L_mm**2))
+    if n2 == 0:
+        raise ValueError("L_mm must not be zero")
+    return float(np.sum((L - L_in) * L_mm) / n2)

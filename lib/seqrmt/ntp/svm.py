@@ -21,11 +21,24 @@ Used in: Chapter 3.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cvxpy as cp
 import numpy as np
 
-from .._validation import check_array, check_positive, check_prob_columns, check_solver
-from .geometry import SubspaceF, _check_support, support_masks
+from .._validation import check_array, check_positive, check_positive_int, check_prob_columns, check_solver
+from .geometry import (
+    SubspaceF,
+    _check_support,
+    closed_form_context_cosine,
+    closed_form_max_margin,
+    closed_form_nuclear_norm,
+    cosine_similarity,
+    k_subset_supports,
+    support_masks,
+    support_word_alignment,
+    svd_factors,
+)
 
 __all__ = [
     "InfeasibleProgramError",
@@ -34,6 +47,9 @@ __all__ = [
     "is_compatible",
     "ntp_svm_nuclear",
     "logit_path",
+    "CompleteSupportSolution",
+    "complete_support_solution",
+    "duplicated_context_collapse",
 ]
 
 
@@ -251,3 +267,144 @@ def logit_path(P, pi, lam, solver="CLARABEL"):
     prob = cp.Problem(cp.Minimize(ce + lam * cp.normNuc(L)))
     _solve(prob, solver, "logit path")
     return L.value
+
+
+@dataclass
+class CompleteSupportSolution:
+    """NTP-SVM* solved numerically for complete k-subset supports (:func:`complete_support_solution`).
+
+    Attributes
+    ----------
+    V, k : int
+    S : numpy.ndarray
+        The ``V x C(V, k)`` support matrix (:func:`seqrmt.ntp.geometry.k_subset_supports`).
+    L : numpy.ndarray
+        The solver's :math:`L^{\\rm mm}`.
+    W, H : numpy.ndarray
+        Its balanced factors (:func:`seqrmt.ntp.geometry.svd_factors`).
+    max_error : float
+        :math:`\\max|L-\\tilde S|`, the distance to the closed form.
+    nuclear, nuclear_theory : float
+        :math:`\\|L\\|_*` and the closed form :math:`(V-1)\\sqrt{\\binom{V-2}{k-1}}`.
+    word_cosines, context_cosines, context_cosines_formula : numpy.ndarray
+        :math:`\\mathrm{Cos}(W)`, :math:`\\mathrm{Cos}(H^\\top)` and the closed form of the latter.
+    support_word_alignment : numpy.ndarray
+        :math:`\\cos(h_j,\\sum_{z\\in\\mathcal S_j}w_z)` per context.
+    """
+
+    V: int
+    k: int
+    S: np.ndarray
+    L: np.ndarray
+    W: np.ndarray
+    H: np.ndarray
+    max_error: float
+    nuclear: float
+    nuclear_theory: float
+    word_cosines: np.ndarray
+    context_cosines: np.ndarray
+    context_cosines_formula: np.ndarray
+    support_word_alignment: np.ndarray
+
+
+def complete_support_solution(V, k, solver=None, **solver_options):
+    r"""Solve NTP-SVM* for all :math:`\binom Vk` supports of size ``k`` and compare with the closed form.
+
+    The solution is :math:`\tilde S=(I_V-\frac1V\mathbf 1\mathbf 1^\top)S`, of nuclear norm
+    :math:`(V-1)\sqrt{\binom{V-2}{k-1}}`; its word embeddings form a simplex ETF and its context
+    cosines are :math:`(V|\mathcal S_j\cap\mathcal S_{j'}|-k^2)/(k(V-k))`. This function solves
+    the program with cvxpy (:func:`ntp_svm_nuclear`) and returns every quantity needed to check
+    these statements.
+
+    Parameters
+    ----------
+    V : int
+        Vocabulary size, at least 2.
+    k : int
+        Support size, ``1 <= k < V``.
+    solver : str, optional
+        As in :func:`ntp_svm_nuclear`.
+    **solver_options
+        Passed to ``Problem.solve``.
+
+    Returns
+    -------
+    CompleteSupportSolution
+
+    Raises
+    ------
+    ValueError
+        If ``V < 2`` or ``k`` is not in ``1, ..., V - 1``.
+
+    Examples
+    --------
+    >>> sol = complete_support_solution(4, 2, solver="CLARABEL")
+    >>> sol.S.shape, round(sol.nuclear, 5), round(sol.nuclear_theory, 5), bool(sol.max_error < 1e-8)
+    ((4, 6), 4.24264, 4.24264, True)
+    """
+    V = check_positive_int(V, "V")
+    k = check_positive_int(k, "k")
+    if V < 2:
+        raise ValueError(f"V must be at least 2, got {V}")
+    if k >= V:
+        raise ValueError(f"k must be smaller than V = {V}, got {k}")
+    S = k_subset_supports(V, k)
+    L = ntp_svm_nuclear(S, solver=solver, **solver_options)
+    W, H = svd_factors(L)
+    return CompleteSupportSolution(
+        V=V, k=k, S=S, L=L, W=W, H=H,
+        max_error=float(np.abs(L - closed_form_max_margin(V, k)).max()),
+        nuclear=float(np.linalg.svd(L, compute_uv=False).sum()),
+        nuclear_theory=closed_form_nuclear_norm(V, k),
+        word_cosines=cosine_similarity(W), context_cosines=cosine_similarity(H.T),
+        context_cosines_formula=closed_form_context_cosine(V, k, S.T @ S),
+        support_word_alignment=support_word_alignment(W, H, S))
+
+
+def duplicated_context_collapse(S, n_dup, solver="CLARABEL", **solver_options):
+    r"""Subspace collapse: contexts with equal supports get parallel max-margin embeddings.
+
+    Appends copies of the first ``n_dup`` contexts of ``S`` (contexts ``m, ..., m + n_dup - 1``
+    repeat the supports of ``0, ..., n_dup - 1``), solves NTP-SVM* on all columns
+    (``deduplicate=False``) and on the distinct columns only (the reduced program of
+    :func:`ntp_svm_nuclear`), and returns the cosines of the duplicated pairs of context
+    embeddings and the two optimal nuclear norms.
+
+    Parameters
+    ----------
+    S : array_like, shape (V, m)
+        0/1 support matrix, not all ones.
+    n_dup : int
+        Number of contexts to duplicate, ``1 <= n_dup <= m``.
+    solver : str
+        cvxpy solver of both programs (default Clarabel, accurate to about 1e-9).
+    **solver_options
+        Passed to ``Problem.solve``.
+
+    Returns
+    -------
+    pair_cosines : ndarray, shape (n_dup,)
+        :math:`\cos(h_j,h_{m+j})` from the full program.
+    nuclear_full, nuclear_reduced : float
+        :math:`\|L^{\rm mm}\|_*` of the full and of the reduced program (equal at the optimum).
+
+    Examples
+    --------
+    >>> cos, nf, nr = duplicated_context_collapse(np.eye(3, dtype=int), 2)
+    >>> np.round(cos, 6).tolist(), bool(abs(nf - nr) < 1e-6)
+    ([1.0, 1.0], True)
+    """
+    S = _check_support(S)
+    if S.all():
+        raise ValueError("S must have an off-support token (S is all ones: L_mm = 0)")
+    m = S.shape[1]
+    n_dup = check_positive_int(n_dup, "n_dup")
+    if n_dup > m:
+        raise ValueError(f"n_dup must be at most the number of contexts {m}, got {n_dup}")
+    S_dup = np.concatenate([S, S[:, :n_dup]], axis=1)
+    L_full = ntp_svm_nuclear(S_dup, solver=solver, deduplicate=False, **solver_options)
+    H = svd_factors(L_full)[1]
+    cos = np.diag(cosine_similarity(H.T)[:n_dup, m:])
+    L_red = ntp_svm_nuclear(S_dup, solver=solver, **solver_options)
+    nuc = [float(np.linalg.svd(A, compute_uv=False).sum()) for A in (L_full, L_red)]
+    return cos, nuc[0], nuc[1]

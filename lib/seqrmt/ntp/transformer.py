@@ -40,10 +40,16 @@ from .._validation import (
 from ..nanogpt import GPTConfig, build_gpt
 from ..utils import torch_device
 from .data import NTPData
-from .geometry import cosine_similarity, offdiagonal_correlation, partial_correlation, structural_similarity
-from .linear import log_spaced_steps
+from .geometry import (
+    cosine_similarity,
+    max_margin_coefficient,
+    offdiagonal_correlation,
+    partial_correlation,
+    structural_similarity,
+)
+from .linear import frobenius_cosine, log_spaced_steps
 
-__all__ = ["NTPTrainResult", "train_ntp_transformer", "structural_trajectory"]
+__all__ = ["NTPTrainResult", "train_ntp_transformer", "structural_trajectory", "geometry_scores", "seed_table"]
 
 
 @dataclass
@@ -238,3 +244,118 @@ def structural_trajectory(Ws, Hs, targets, metric="ssim", blocks=None):
                 return partial_correlation(A, B, Z)
         out[name] = np.array([score(cosine_similarity(x), C) for x in X])
     return out
+
+
+def geometry_scores(W, H, L, targets, blocks, L_in, L_mm):
+    r"""Every end-of-training score of one trained model against the max-margin geometry.
+
+    For trained embeddings ``W`` (``V x d``), ``H`` (``d x m``) with logits ``L``:
+
+    * ``"ssim/<name>"``, ``"offdiag/<name>"``, ``"partial/<name>"`` for every target: the three
+      measures of :func:`structural_trajectory` (``"partial"`` given the class blocks);
+    * ``"cos"`` and ``"cos_centred"``: :math:`\cos(L,L^{\rm mm})` and
+      :math:`\cos(L-L^{\rm in},L^{\rm mm})` (Frobenius);
+    * ``"rho"``: the coefficient of :math:`L^{\rm mm}` in :math:`L-L^{\rm in}`
+      (:func:`seqrmt.ntp.geometry.max_margin_coefficient`).
+
+    Parameters
+    ----------
+    W : array_like, shape (V, d)
+        Rows (words) with non-constant pairwise cosines if a target has kind ``"W"``.
+    H : array_like, shape (d, m)
+        Columns (contexts) likewise, if a target has kind ``"H"``.
+    L : array_like, shape (V, m)
+        The model's logits (``W @ H`` up to the model's bias, if any); not zero.
+    targets : dict
+        ``name -> (kind, C)`` as in :func:`structural_trajectory`.
+    blocks : dict
+        ``kind -> Z`` class-block indicators as in :func:`structural_trajectory`.
+    L_in, L_mm : array_like, shape (V, m)
+        In-support and max-margin logits (``L_mm`` not zero).
+
+    Returns
+    -------
+    dict
+        ``score name -> float``.
+
+    Examples
+    --------
+    >>> from seqrmt.ntp.geometry import block_indicator
+    >>> W = np.array([[1.0, 0.2], [0.9, 0.5], [0.1, 1.0], [0.3, 0.8]])
+    >>> C, Z = cosine_similarity(W), block_indicator([0, 0, 1, 1])
+    >>> out = geometry_scores(W, W.T, W @ W.T, {"w": ("W", C), "h": ("H", C)},
+    ...                       {"W": Z, "H": Z}, np.zeros((4, 4)), W @ W.T)
+    >>> round(out["ssim/w"], 4), round(out["offdiag/h"], 4), round(out["rho"], 4)  # ssim: 15/16
+    (0.9375, 1.0, 1.0)
+    """
+    W = check_array(W, "W", ndim=2)
+    H = check_array(H, "H", ndim=2, shape=(W.shape[1], None))
+    L = check_array(L, "L", ndim=2, shape=(W.shape[0], H.shape[1]))
+    if not L.any():
+        raise ValueError("L must not be zero (its cosine with L_mm is undefined)")
+    kinds = {t[0] for t in targets.values()} if isinstance(targets, dict) else set()
+    for kind, X, what in (("W", W, "rows"), ("H", H.T, "columns")):
+        off = cosine_similarity(X)[~np.eye(X.shape[0], dtype=bool)]
+        if kind in kinds and off.size and np.ptp(off) <= 1e-12:
+            raise ValueError(f"{kind} must have non-constant cosines between its {what} "
+                             "(the correlations with the targets are undefined)")
+    out = {}
+    for metric in ("ssim", "offdiag", "partial"):
+        sim = structural_trajectory(W[None], H[None], targets, metric=metric, blocks=blocks)
+        out.update({f"{metric}/{name}": float(v[0]) for name, v in sim.items()})
+    L_in = check_array(L_in, "L_in", ndim=2, shape=L.shape)
+    L_mm = check_array(L_mm, "L_mm", ndim=2, shape=L.shape)
+    out["cos"] = frobenius_cosine(L, L_mm)
+    out["cos_centred"] = frobenius_cosine(L - L_in, L_mm)
+    out["rho"] = max_margin_coefficient(L, L_in, L_mm)
+    return out
+
+
+def seed_table(results, rows, title="(mean +- SD over seeds)"):
+    """A text table of mean +- SD over independent seeds, one column per model.
+
+    Parameters
+    ----------
+    results : dict
+        ``model -> {score name -> array of per-seed values}`` (at least two seeds, for the SD).
+    rows : sequence of (str, str, int)
+        ``(label, score name, digits)`` of each row.
+    title : str
+        Top-left cell.
+
+    Returns
+    -------
+    str
+        Header line and one line per row: the label (24 characters) and, per model,
+        ``mean +- SD`` with the sample SD (``ddof=1``).
+
+    Examples
+    --------
+    >>> res = {"A": {"x": np.array([1.0, 3.0])}, "B": {"x": np.array([2.0, 2.0])}}
+    >>> print(seed_table(res, [("score x", "x", 1)], title="(2 seeds)"))
+    (2 seeds)                             A              B
+    score x                   2.0 +- 1.4  2.0 +- 0.0
+    """
+    if not isinstance(results, dict) or not results:
+        raise ValueError("results must be a non-empty dict model -> {score name -> values}")
+    if not isinstance(title, str):
+        raise ValueError(f"title must be a string, got {title!r}")
+    if isinstance(rows, str) or not hasattr(rows, "__len__") or len(rows) == 0:
+        raise ValueError("rows must be a non-empty sequence of (label, score name, digits)")
+    lines = [f"{title:24s}" + "".join(f"  {model:>13s}" for model in results)]
+    for row in rows:
+        if not (isinstance(row, tuple) and len(row) == 3):
+            raise ValueError(f"rows must hold (label, score name, digits) tuples, got {row!r}")
+        label, name, digits = row
+        if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or digits < 0:
+            raise ValueError(f"rows digits must be a non-negative integer, got {digits!r}")
+        cells = []
+        for model, res in results.items():
+            if not isinstance(res, dict) or name not in res:
+                raise ValueError(f"results[{model!r}] has no score {name!r}")
+            x = check_array(res[name], f"results[{model!r}][{name!r}]", ndim=1)
+            if x.size < 2:
+                raise ValueError(f"results[{model!r}][{name!r}] needs at least two seeds")
+            cells.append(f"  {x.mean():.{digits}f} +- {x.std(ddof=1):.{digits}f}")
+        lines.append(f"{label:24s}" + "".join(cells))
+    return "\n".join(lines)

@@ -28,7 +28,8 @@ import numpy as np
 
 from .._validation import check_array, check_positive, check_size
 from ..utils import ConvergenceError, as_generator, single_threaded_blas
-from .linear import _adam_step, _check_finite, _check_problem, _softmax_residual, log_spaced_steps
+from .geometry import in_support_logits, max_margin_coefficient, project_T
+from .linear import frobenius_cosine, _adam_step, _check_finite, _check_problem, _softmax_residual, log_spaced_steps
 
 __all__ = [
     "ufm_loss_and_gradients",
@@ -38,6 +39,8 @@ __all__ = [
     "LogitComparison",
     "compare_with_logits",
     "entropy_gap_prediction",
+    "path_decomposition",
+    "path_offset_estimate",
 ]
 
 OPTIMIZERS = ("gd", "adam")
@@ -437,3 +440,104 @@ def entropy_gap_prediction(L_mm, lam):
     if nuc == 0:
         raise ValueError("L_mm must not be zero")
     return lam * nuc
+
+
+def path_decomposition(path, L_in, L_mm, S):
+    r"""Sparse-plus-low-rank diagnostics of logit matrices along a regularisation path.
+
+    For each :math:`L_\lambda` of ``path`` (e.g. :func:`seqrmt.ntp.svm.logit_path` at decreasing
+    :math:`\lambda`), with :math:`L_\lambda=L^{\rm in}+\rho(\lambda)L^{\rm mm}+R_\lambda`:
+
+    * ``"rho"``: :math:`\rho(\lambda)` (:func:`seqrmt.ntp.geometry.max_margin_coefficient`);
+    * ``"nuclear"``: :math:`\|L_\lambda\|_*`;
+    * ``"cos_raw"`` and ``"cos_centred"``: :math:`\cos(L_\lambda,L^{\rm mm})` and
+      :math:`\cos(L_\lambda-L^{\rm in},L^{\rm mm})` (Frobenius);
+    * ``"dist_T"``: :math:`\|P_\mathcal T L_\lambda-L^{\rm in}\|_F`, the distance of the
+      in-support part to its limit (:func:`seqrmt.ntp.geometry.project_T`).
+
+    Parameters
+    ----------
+    path : sequence of array_like, each of shape (V, m)
+        At least one logit matrix; none zero.
+    L_in, L_mm : array_like, shape (V, m)
+        In-support and max-margin logits (``L_mm`` not zero).
+    S : array_like, shape (V, m)
+        0/1 support matrix.
+
+    Returns
+    -------
+    dict
+        ``name -> numpy.ndarray`` of shape ``(len(path),)`` for the five names above.
+
+    Examples
+    --------
+    >>> from seqrmt.ntp.geometry import closed_form_max_margin, k_subset_supports
+    >>> L_mm, S = closed_form_max_margin(4, 2), k_subset_supports(4, 2)
+    >>> dec = path_decomposition([2 * L_mm, 5 * L_mm], np.zeros((4, 6)), L_mm, S)
+    >>> np.round(dec["rho"], 6).tolist(), np.round(dec["cos_raw"], 6).tolist()
+    ([2.0, 5.0], [1.0, 1.0])
+    """
+    if isinstance(path, (str, np.ndarray)) and np.ndim(path) != 3:
+        raise ValueError("path must be a sequence of (V, m) logit matrices")
+    if len(path) == 0:
+        raise ValueError("path must hold at least one logit matrix")
+    L_mm = check_array(L_mm, "L_mm", ndim=2)
+    L_in = check_array(L_in, "L_in", ndim=2, shape=L_mm.shape)
+    S = check_array(S, "S", ndim=2, shape=L_mm.shape)
+    out = {key: [] for key in ("rho", "nuclear", "cos_raw", "cos_centred", "dist_T")}
+    for i, L in enumerate(path):
+        L = check_array(L, "path", ndim=2, shape=L_mm.shape)
+        if not L.any():
+            raise ValueError(f"path[{i}] must not be zero (its cosine with L_mm is undefined)")
+        out["rho"].append(max_margin_coefficient(L, L_in, L_mm))
+        out["nuclear"].append(np.linalg.svd(L, compute_uv=False).sum())
+        out["cos_raw"].append(frobenius_cosine(L, L_mm))
+        out["cos_centred"].append(frobenius_cosine(L - L_in, L_mm))
+        out["dist_T"].append(np.linalg.norm(project_T(L, S) - L_in))
+    return {key: np.array(val, dtype=float) for key, val in out.items()}
+
+
+def path_offset_estimate(P, pi, L_mm):
+    r"""Heuristic offset :math:`\ln(C/\|L^{\rm mm}\|_*)` of :math:`\rho(\lambda)-\ln(1/\lambda)`, ignoring :math:`R_\lambda`.
+
+    Along :math:`L=L^{\rm in}+\rho L^{\rm mm}` the excess loss is
+    :math:`\mathrm{CE}-\mathcal H\simeq Ce^{-\rho}` with
+
+    .. math:: C=\sum_j\hat\pi_j\,\frac{\sum_{v\notin\mathcal S_j}e^{L^{\rm in}_{vj}}}
+              {\sum_{z\in\mathcal S_j}e^{L^{\rm in}_{zj}}}
+
+    (:math:`L^{\rm in}=0` off the support), and minimising
+    :math:`Ce^{-\rho}+\lambda\rho\|L^{\rm mm}\|_*` over :math:`\rho` gives
+    :math:`\rho=\ln(1/\lambda)+\ln(C/\|L^{\rm mm}\|_*)`. The bounded remainder :math:`R_\lambda`
+    of the true path shifts this constant by :math:`O(1)`.
+
+    Parameters
+    ----------
+    P : array_like, shape (V, m)
+        Next-token distributions (columns sum to one); the support is ``P > 0``.
+    pi : array_like, shape (m,)
+        Context weights, positive, summing to one.
+    L_mm : array_like, shape (V, m)
+        Max-margin logits, not zero.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from seqrmt.ntp.geometry import closed_form_max_margin, k_subset_supports
+    >>> S = k_subset_supports(4, 2)  # uniform on pairs: L_in = 0, C = (V - k) / k = 1
+    >>> val = path_offset_estimate(S / 2, np.full(6, 1 / 6), closed_form_max_margin(4, 2))
+    >>> bool(abs(val + np.log(3 * np.sqrt(2))) < 1e-12)  # ln(C / |L_mm|_*) = -ln(3 sqrt 2)
+    True
+    """
+    P, pi, _ = _check_problem(P, pi)
+    L_mm = check_array(L_mm, "L_mm", ndim=2, shape=P.shape)
+    nuc = float(np.linalg.svd(L_mm, compute_uv=False).sum())
+    if nuc == 0:
+        raise ValueError("L_mm must not be zero")
+    E_in = np.exp(in_support_logits(P))
+    on = P > 0
+    C = float(pi @ ((E_in * ~on).sum(0) / (E_in * on).sum(0)))
+    return float(np.log(C / nuc))
