@@ -225,8 +225,6 @@ REGISTRY = {
     # lgm: Model 1 batch drivers and figures (short notebook cells, helper cellsA)
     "lgm.simulate_context_batches": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6, n=20,
                                          gamma=0.5, n_trials=4, rng=0, n_batches=2),
-    "lgm.mean_se": dict(x=np.array([[1.0, 2.0], [2.0, 5.0], [4.0, 3.0]]),
-                        _ok="x:neg x:zero x:ndim"),  # any real rows have a mean and an se
     "lgm.context_batch_shrinkage": dict(batches=lambda: _context_batches(), P=np.full((3, 4), 1 / 3),
                                         groups=[np.array([True, True, False, False]),
                                                 np.array([False, False, True, True])]),
@@ -255,6 +253,7 @@ REGISTRY = {
     "utils.preset": dict(book=2, paper=5, _ok="book:* paper:*"),  # any values, returned as is
     # change may not edit (reported to its owners)
     "utils.loglog_slope": dict(x=[1.0, 10.0, 100.0], y=[1.0, 0.1, 0.01]),
+    "utils.mean_se": dict(samples=np.array([1.0, 2.0, 4.0])),
     "utils.notebook_seed": dict(seed=3),
     "utils.notebook_rng": dict(seed=3),
     "plotting.subplots": dict(nrows=1, ncols=2, row_height=3.0),
@@ -530,7 +529,6 @@ REGISTRY = {
                                           z_eig=np.random.default_rng(1).normal(size=(8, 6)),
                                           s_norm=np.random.default_rng(2).uniform(0.1, 2, (8, 3)),
                                           n_groups=4),
-    "dyson.universality.mean_se": dict(samples=np.array([1.0, 2.0, 4.0])),
     "dyson.universality.mean_spacing_ratio": dict(eigs=lambda: seqrmt.dyson.goe_eigs(4, 6, 0), n_batches=3),
     "dyson.universality.fit_two_mode_errors": dict(samples=lambda: seqrmt.dyson.goe_eigs(2, 200, 0) + 1.0,
                                                    n_batches=4),

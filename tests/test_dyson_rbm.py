@@ -389,17 +389,6 @@ def test_pair_statistics_of_goe_pairs():
         rbm.rbm_pair_statistics(a.reshape(400, -1), np.zeros((400, 100)), S.reshape(400, -1))
 
 
-def test_mean_se_matches_scipy():
-    from scipy import stats
-
-    x = np.random.default_rng(7).normal(size=(30, 3))
-    m, se = universality.mean_se(x)
-    np.testing.assert_allclose(m, x.mean(axis=0))
-    np.testing.assert_allclose(se, stats.sem(x, axis=0))
-    with pytest.raises(ValueError, match="samples"):
-        universality.mean_se([1.0])
-
-
 def test_figure_helpers_draw_and_validate():
     import matplotlib
 

@@ -55,15 +55,6 @@ def test_batches_validation(P):
         lgm.simulate_context_batches(P, np.ones(C), D_EMB, 90, 0.1, 8, rng=0, n_batches=1)
 
 
-def test_mean_se_closed_form():
-    x = np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 3.0]])
-    m, se = lgm.mean_se(x)
-    np.testing.assert_allclose(m, [3.0, 1.0])
-    np.testing.assert_allclose(se, [2.0 / np.sqrt(3), np.sqrt(3.0) / np.sqrt(3)])
-    with pytest.raises(ValueError, match="x"):
-        lgm.mean_se([1.0])
-
-
 def test_batch_shrinkage_matches_inline(P, W2, batches):
     got = lgm.context_batch_shrinkage(batches, P)
     want = [lgm.shrinkage_estimate(b.m, P).mean(axis=1) for b in batches]

@@ -108,3 +108,20 @@ def test_subplots_fit_the_column():
     for kwargs in ({"ncols": 4}, {"nrows": 0}, {"row_height": 0.1}, {"figsize": (12, 3)}):
         with pytest.raises(ValueError):
             plotting.subplots(**kwargs)
+
+
+def test_mean_se_closed_form_and_scipy():
+    from scipy import stats
+
+    from seqrmt.utils import mean_se
+
+    x = np.array([[1.0, 0.0], [3.0, 0.0], [5.0, 3.0]])
+    m, se = mean_se(x)
+    np.testing.assert_allclose(m, [3.0, 1.0])
+    np.testing.assert_allclose(se, [2.0 / np.sqrt(3), 1.0])
+    y = np.random.default_rng(7).normal(size=(30, 3))
+    np.testing.assert_allclose(mean_se(y)[1], stats.sem(y, axis=0))
+    m1, se1 = mean_se([1.0, 2.0, 3.0, 6.0])
+    assert isinstance(m1, float) and m1 == 3.0 and se1 == pytest.approx(np.sqrt(14 / 3) / 2)
+    with pytest.raises(ValueError, match="samples"):
+        mean_se([1.0])

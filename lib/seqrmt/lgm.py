@@ -34,7 +34,7 @@ from ._validation import (
     check_size,
 )
 from .rmt import ridge_equivalent
-from .utils import ConvergenceError, as_generator, single_threaded_blas
+from .utils import ConvergenceError, as_generator, mean_se, single_threaded_blas
 
 __all__ = [
     "softmax_distributions",
@@ -50,7 +50,6 @@ __all__ = [
     "simulate_context_model",
     "pool_context_simulations",
     "simulate_context_batches",
-    "mean_se",
     "context_batch_shrinkage",
     "context_batch_variance",
     "context_variance_curve",
@@ -668,7 +667,7 @@ def simulate_context_batches(P, weights, d, n, gamma, n_trials, rng=None, n_batc
 
     Runs ``n_batches`` independent simulations of ``n_trials // n_batches`` trials each,
     one after the other from the same generator. The spread of a statistic over the
-    batches gives its standard error (see :func:`mean_se`);
+    batches gives its standard error (see :func:`~seqrmt.utils.mean_se`);
     :func:`pool_context_simulations` pools the batches into one simulation.
 
     Parameters
@@ -723,33 +722,6 @@ def _check_batches(batches, second_moment=False):
     if second_moment and any(b.C is None for b in batches):
         raise ValueError("batches must keep the second moments (keep_second_moment=True)")
     return list(batches)
-
-
-def mean_se(x):
-    r"""Mean and standard error of the mean over the first axis (independent batches).
-
-    Parameters
-    ----------
-    x : array_like, shape (b, ...)
-        One row per independent batch or trial, ``b >= 2``.
-
-    Returns
-    -------
-    mean, se : numpy.ndarray, shape (...)
-        The mean over the first axis and its standard error
-        ``std(ddof=1) / sqrt(b)``.
-
-    Examples
-    --------
-    >>> m, se = mean_se([1.0, 2.0, 3.0])
-    >>> float(m), round(float(se), 6)
-    (2.0, 0.57735)
-    """
-    x = check_array(x, "x")
-    if x.ndim == 0 or x.shape[0] < 2:
-        raise ValueError(f"x must have at least 2 rows, got shape {x.shape}")
-    return x.mean(axis=0), x.std(axis=0, ddof=1) / np.sqrt(x.shape[0])
-
 
 def _group_means(x, groups):
     """Means of ``x`` over its last axis, within each boolean mask of ``groups``."""
@@ -881,7 +853,7 @@ def context_variance_vs_samples(P, weights, d, samples_per_context, gamma, n_tri
     -------
     numpy.ndarray, shape (n_batches, m)
         :math:`\frac1c\sum_a\operatorname{Tr}\operatorname{Cov}\hat p_a` per batch; feed it
-        to :func:`mean_se`.
+        to :func:`~seqrmt.utils.mean_se`.
 
     Examples
     --------
@@ -965,7 +937,7 @@ def context_group_moments(batches, theories, P, groups, spread="variance"):
       (``spread="variance"``) or its square root (``spread="sd"``), as a relative gap
       (%) of the Monte Carlo value (:func:`context_batch_variance`) to theory.
 
-    Standard errors come from the spread over the independent batches (:func:`mean_se`).
+    Standard errors come from the spread over the independent batches (:func:`~seqrmt.utils.mean_se`).
 
     Parameters
     ----------

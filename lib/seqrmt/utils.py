@@ -22,6 +22,7 @@ __all__ = [
     "scale",
     "preset",
     "loglog_slope",
+    "mean_se",
 ]
 
 SCALES = ("book", "paper")
@@ -239,3 +240,41 @@ def loglog_slope(x, y):
         raise ValueError("x must hold at least two distinct values (a slope needs a spread)")
     slope, _ = np.polyfit(np.log(x), np.log(y), 1)
     return float(slope)
+
+
+def mean_se(samples):
+    r"""Mean over independent realisations and its standard error.
+
+    For realisations :math:`x_1,\dots,x_n` along the first axis, returns
+    :math:`\bar x` and :math:`s/\sqrt n` with :math:`s` the sample standard
+    deviation (``ddof=1``), elementwise over the remaining axes.
+
+    Parameters
+    ----------
+    samples : array_like
+        Independent realisations (draws, batches, trainings, seeds) along the
+        first axis, at least 2.
+
+    Returns
+    -------
+    mean, se : float or numpy.ndarray
+        Shape ``samples.shape[1:]``; floats for 1-D input.
+
+    Examples
+    --------
+    >>> mean_se([1.0, 2.0, 3.0, 6.0])
+    (3.0, 1.0801234497346435)
+    >>> m, se = mean_se(np.array([[0.0, 1.0], [2.0, 1.0]]))
+    >>> m, se
+    (array([1., 1.]), array([1., 0.]))
+    """
+    from ._validation import check_array
+
+    x = check_array(samples, "samples")
+    if x.ndim < 1 or x.shape[0] < 2:
+        raise ValueError(f"samples must hold at least 2 realisations along axis 0, got shape {x.shape}")
+    mean = x.mean(axis=0)
+    se = x.std(axis=0, ddof=1) / np.sqrt(x.shape[0])
+    if x.ndim == 1:
+        return float(mean), float(se)
+    return mean, se

@@ -27,7 +27,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .._validation import check_allocation, check_array, check_callable, check_positive, check_positive_int, check_size
-from ..utils import as_generator
+from ..utils import as_generator, mean_se
 
 __all__ = [
     "wigner_surmise",
@@ -47,7 +47,6 @@ __all__ = [
     "spacing_ratio_density",
     "batch_statistic",
     "jackknife",
-    "mean_se",
     "mean_spacing_ratio",
     "fit_two_mode_errors",
     "plot_two_mode_collapse",
@@ -648,45 +647,6 @@ def mean_spacing_ratio(eigs, n_batches=20):
     """
     e = _spectra(eigs, "eigs", 3)
     return batch_statistic(e, lambda b: spacing_ratios(b).mean(), n_batches=n_batches)
-
-
-def mean_se(samples):
-    r"""Mean over independent members and its standard error.
-
-    For members :math:`x_1,\dots,x_n` along the first axis, returns
-    :math:`\bar x` and :math:`s/\sqrt n` with :math:`s` the sample standard
-    deviation (``ddof=1``), elementwise over the remaining axes.
-
-    Parameters
-    ----------
-    samples : array_like
-        Independent members (trainings, seeds) along the first axis, at least 2.
-
-    Returns
-    -------
-    mean, se : float or ndarray
-        Shape ``samples.shape[1:]`` (floats for 1-D input).
-
-    Examples
-    --------
-    >>> mean_se([1.0, 2.0, 3.0, 6.0])
-    (3.0, 1.0801234497346435)
-    >>> m, se = mean_se(np.array([[0.0, 1.0], [2.0, 1.0]]))
-    >>> m, se
-    (array([1., 1.]), array([1., 0.]))
-    """
-    x = check_array(samples, "samples")
-    if x.ndim < 1 or x.shape[0] < 2:
-        raise ValueError(f"samples must hold at least 2 members along axis 0, got shape {x.shape}")
-    mean = x.mean(axis=0)
-    se = x.std(axis=0, ddof=1) / np.sqrt(x.shape[0])
-    if x.ndim == 1:
-        return float(mean), float(se)
-    return mean, se
-
-
-# ---------------------------------------------------------------------------
-
 
 def _check_members(samples, statistic, n_groups, name):
     """Rows of independent members, a callable statistic and 2 <= n_groups <= rows (None: one per row)."""
