@@ -275,9 +275,7 @@ REGISTRY = {
                                          _ok="X:neg X:zero y:neg y:zero"),
     # bsr experiment drivers (notebooks 2.2 and 2.6)
     "bsr.free_probability.signal_plus_noise_singular_values": dict(
-        d=6, beta=2.0, rho=0.5, zeta=0.3, n_draws=2, rng=0),
-    "bsr.free_probability.oracle_singular_values": dict(d=6, beta=2.0, rho=0.5, zeta=0.3,
-                                                        n_draws=2, rng=0),
+        d=6, beta=2.0, rho=0.5, zeta=0.3, n_draws=2, rng=0, oracle=True),
     "bsr.algorithms.gd_on_independent_data": dict(n_sets=2, n=20, d=4, L=4, r=1, delta=0.0,
                                                   student_rank=2, return_data=False, rng=0,
                                                   max_steps=5),

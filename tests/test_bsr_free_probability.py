@@ -266,11 +266,12 @@ def test_singular_values_sampler_matches_inline_loop():
     assert got.shape == (3, 20) and np.all(np.diff(got, axis=1) <= 0)
 
 
-def test_oracle_singular_values_independent_computation():
+def test_oracle_values_independent_computation():
     """s_i as in the sampler above; oracle = diag(U^T S* V)/(dL)^(1/4) from a fresh SVD,
     with the sign ambiguity of each pair (u_i, v_i) cancelling; and the oracle is optimal:
     sum_i (s_hat_i - oracle_i)^2 + const is the error, so the oracle beats the RIE and s."""
-    s, orc = fp.oracle_singular_values(30, 1.5, 0.2, 0.5, 2, rng=3)
+    s, orc = fp.signal_plus_noise_singular_values(30, 1.5, 0.2, 0.5, 2, rng=3,
+                                                  oracle=True)
     s_ref = fp.signal_plus_noise_singular_values(30, 1.5, 0.2, 0.5, 2, rng=3)
     np.testing.assert_allclose(s, s_ref, rtol=1e-10)
     g = np.random.default_rng(3)
@@ -287,6 +288,8 @@ def test_singular_value_samplers_validation():
     with pytest.raises(ValueError, match="n_draws"):
         fp.signal_plus_noise_singular_values(10, 1.0, 0.2, 0.3, 0)
     with pytest.raises(ValueError, match="zeta"):
-        fp.oracle_singular_values(10, 1.0, 0.2, -0.3, 1)
+        fp.signal_plus_noise_singular_values(10, 1.0, 0.2, -0.3, 1, oracle=True)
     with pytest.raises(ValueError, match="beta"):
-        fp.oracle_singular_values(10, -1.0, 0.2, 0.3, 1)
+        fp.signal_plus_noise_singular_values(10, -1.0, 0.2, 0.3, 1)
+    with pytest.raises(ValueError, match="oracle"):
+        fp.signal_plus_noise_singular_values(10, 1.0, 0.2, 0.3, 1, oracle="yes")

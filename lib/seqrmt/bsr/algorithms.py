@@ -750,10 +750,10 @@ def interpolator_comparison(n_sets, n, d, L, r, student_ranks, rng=None, solver=
 
     Parameters
     ----------
-    n_sets : int
-        Number of independent data sets.
-    n, d, L, r : int
-        Number of samples, dimensions and the teacher's rank.
+    n_sets, n : int
+        Number of independent data sets, and of samples in each.
+    d, L, r : int
+        Dimensions of :math:`S^*` and the teacher's rank.
     student_ranks : sequence of int
         Ranks of the gradient-descent students.
     rng : numpy.random.Generator or int, optional

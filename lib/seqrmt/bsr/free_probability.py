@@ -34,7 +34,6 @@ __all__ = [
     "canonical_beta_rho",
     "sample_signal_plus_noise",
     "signal_plus_noise_singular_values",
-    "oracle_singular_values",
     "sv_cdf",
     "rie_error_monte_carlo",
     "sv_stieltjes",
@@ -124,27 +123,33 @@ def _sizes(d, beta, rho):
     return d, max(1, int(round(beta * d))), max(1, int(round(rho * d)))
 
 
-def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None):
-    r"""Singular values of :math:`Y_\zeta/(dL)^{1/4}` for independent draws of signal plus noise.
+def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None, oracle=False):
+    r"""Singular values :math:`s_i` of :math:`Y_\zeta/(dL)^{1/4}` for independent draws, and the oracle.
+
+    The oracle :math:`u_i^\top S^*v_i/(dL)^{1/4}` (with :math:`u_i,v_i` the singular vectors of
+    :math:`Y_\zeta`) is the best estimator built on those vectors,
+    :math:`\arg\min_{\hat s}\|\sum_i\hat s_iu_iv_i^\top-S^*/(dL)^{1/4}\|_F`, which the RIE
+    :func:`rie_shrinkage` approximates from :math:`s_i` alone.
 
     Parameters
     ----------
-    d : int
-        Number of rows; :math:`L=\mathrm{round}(\beta d)`, :math:`r=\mathrm{round}(\rho d)`.
-    beta, rho : float
-        Aspect and rank ratios.
-    zeta : float
-        Noise variance :math:`\zeta\ge0`.
-    n_draws : int
-        Number of independent matrices.
+    d, n_draws : int
+        Number of rows of each matrix, and number of independent matrices.
+    beta, rho, zeta : float
+        Aspect ratio, rank ratio (:math:`L=\mathrm{round}(\beta d)`, :math:`r=\mathrm{round}(\rho d)`)
+        and noise variance :math:`\zeta\ge0`.
     rng : numpy.random.Generator or int, optional
         Source of randomness: one :func:`sample_signal_plus_noise` call per draw, in order.
+    oracle : bool
+        Also return the oracle values.
 
     Returns
     -------
-    ndarray, shape (n_draws, min(d, L))
-        Row ``k``: the singular values of draw ``k``, in decreasing order, divided by
-        :math:`(dL)^{1/4}` (the scale of the density :func:`sv_density`).
+    s : ndarray, shape (n_draws, min(d, L))
+        Row ``k``: the singular values of draw ``k`` in decreasing order, divided by
+        :math:`(dL)^{1/4}` (the scale of :func:`sv_density`).
+    oracle : ndarray, shape (n_draws, min(d, L))
+        Only if ``oracle``: :math:`u_i^\top S^*v_i/(dL)^{1/4}`, in the same order.
 
     Examples
     --------
@@ -153,47 +158,7 @@ def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None):
     (3, 40)
     >>> bool(abs(np.mean(s**2) / (1.3 * np.sqrt(2.0)) - 1) < 0.05)  # second moment
     True
-    """
-    d, L, r = _sizes(d, beta, rho)
-    zeta = check_nonnegative(zeta, "zeta")
-    n_draws = check_size(n_draws, "n_draws")
-    rng = as_generator(rng)
-    out = np.empty((n_draws, min(d, L)))
-    for k in range(n_draws):
-        _, Y = sample_signal_plus_noise(d, L, r, zeta, rng)
-        out[k] = np.linalg.svd(Y, compute_uv=False) / (d * L) ** 0.25
-    return out
-
-
-def oracle_singular_values(d, beta, rho, zeta, n_draws, rng=None):
-    r"""Singular values :math:`s_i` of :math:`Y_\zeta/(dL)^{1/4}` and the oracle :math:`u_i^\top S^*v_i`.
-
-    The oracle is the best estimator with the singular vectors :math:`u_i,v_i` of :math:`Y_\zeta`,
-    :math:`\arg\min_{\hat s}\|\sum_i\hat s_iu_iv_i^\top-S^*/(dL)^{1/4}\|_F`, which the RIE
-    :func:`rie_shrinkage` approximates from :math:`s_i` alone.
-
-    Parameters
-    ----------
-    d : int
-        Number of rows; :math:`L=\mathrm{round}(\beta d)`, :math:`r=\mathrm{round}(\rho d)`.
-    beta, rho : float
-        Aspect and rank ratios.
-    zeta : float
-        Noise variance :math:`\zeta\ge0`.
-    n_draws : int
-        Number of independent matrices.
-    rng : numpy.random.Generator or int, optional
-        Source of randomness: one :func:`sample_signal_plus_noise` call per draw, in order.
-
-    Returns
-    -------
-    s, oracle : ndarray, shape (n_draws, min(d, L))
-        Singular values of :math:`Y_\zeta/(dL)^{1/4}` (decreasing) and
-        :math:`u_i^\top S^*v_i/(dL)^{1/4}`, one row per draw.
-
-    Examples
-    --------
-    >>> s, orc = oracle_singular_values(60, 2.0, 0.2, 0.3, 2, rng=0)
+    >>> s, orc = signal_plus_noise_singular_values(60, 2.0, 0.2, 0.3, 2, rng=0, oracle=True)
     >>> rms = lambda a: float(np.sqrt(np.mean(a**2)))
     >>> rms(orc - rie_shrinkage(s, 2.0, 0.2, 0.3)) < rms(orc - s)
     True
@@ -201,14 +166,19 @@ def oracle_singular_values(d, beta, rho, zeta, n_draws, rng=None):
     d, L, r = _sizes(d, beta, rho)
     zeta = check_nonnegative(zeta, "zeta")
     n_draws = check_size(n_draws, "n_draws")
+    if not isinstance(oracle, (bool, np.bool_)):
+        raise ValueError(f"oracle must be a bool, got {oracle!r}")
     rng = as_generator(rng)
     scale = (d * L) ** 0.25
-    s, oracle = np.empty((2, n_draws, min(d, L)))
+    s, orc = np.empty((2, n_draws, min(d, L)))
     for k in range(n_draws):
         S, Y = sample_signal_plus_noise(d, L, r, zeta, rng)
+        if not oracle:
+            s[k] = np.linalg.svd(Y, compute_uv=False) / scale
+            continue
         u, s[k], vt = np.linalg.svd(Y / scale, full_matrices=False)
-        oracle[k] = np.einsum("ij,ik,kj->j", u, S / scale, vt.T)
-    return s, oracle
+        orc[k] = np.einsum("ij,ik,kj->j", u, S / scale, vt.T)
+    return (s, orc) if oracle else s
 
 
 def _check_brz(beta, rho, zeta, zeta_positive=True):
