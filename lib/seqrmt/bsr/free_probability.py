@@ -124,7 +124,7 @@ def _sizes(d, beta, rho):
 
 
 def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None, oracle=False):
-    r"""Singular values :math:`s_i` of :math:`Y_\zeta/(dL)^{1/4}` for independent draws, and the oracle.
+    r"""Singular values :math:`s_i` of :math:`Y_\zeta/(dL)^{1/4}` on independent draws; the oracle.
 
     The oracle :math:`u_i^\top S^*v_i/(dL)^{1/4}` (with :math:`u_i,v_i` the singular vectors of
     :math:`Y_\zeta`) is the best estimator built on those vectors,
@@ -136,8 +136,8 @@ def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None, ora
     d, n_draws : int
         Number of rows of each matrix, and number of independent matrices.
     beta, rho, zeta : float
-        Aspect ratio, rank ratio (:math:`L=\mathrm{round}(\beta d)`, :math:`r=\mathrm{round}(\rho d)`)
-        and noise variance :math:`\zeta\ge0`.
+        Aspect ratio and rank ratio (:math:`L=\mathrm{round}(\beta d)`,
+        :math:`r=\mathrm{round}(\rho d)`), noise variance :math:`\zeta\ge0`.
     rng : numpy.random.Generator or int, optional
         Source of randomness: one :func:`sample_signal_plus_noise` call per draw, in order.
     oracle : bool
