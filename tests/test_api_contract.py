@@ -334,6 +334,20 @@ REGISTRY = {
     "bsr.algorithms.gd_factorized": dict(X=lambda: _bsr().X, y=lambda: _bsr().y, r=1,
                                          max_steps=5, record_every=1, rng=0, lr=0.1,
                                          _ok="X:neg X:zero y:neg y:zero"),
+    # bsr experiment drivers (notebooks 2.2 and 2.6)
+    "bsr.free_probability.signal_plus_noise_singular_values": dict(
+        d=6, beta=2.0, rho=0.5, zeta=0.3, n_draws=2, rng=0, oracle=True),
+    "bsr.algorithms.gd_on_independent_data": dict(n_sets=2, n=20, d=4, L=4, r=1, delta=0.0,
+                                                  student_rank=2, return_data=False, rng=0,
+                                                  max_steps=5),
+    "bsr.algorithms.gd_recovery_summary": dict(
+        results=lambda: seqrmt.bsr.gd_on_independent_data(2, 20, 4, 4, 1, max_steps=5, rng=0),
+        fit_tol=1e-5, exact_tol=1e-3),
+    "bsr.algorithms.average_of_first_k_error": dict(S=np.ones((3, 2, 2)), S_true=np.zeros((2, 2)),
+                                                    _ok="S:neg S:zero S_true:neg S_true:zero"),
+    "bsr.algorithms.interpolator_comparison": dict(n_sets=1, n=20, d=4, L=4, r=1,
+                                                   student_ranks=[1], rng=0, solver="SCS",
+                                                   max_steps=5),
     # ---------------------------------------------------------------- ntp
     "ntp.data.NTPData": dict(S=_S32, P=_P32, pi=np.array([0.5, 0.5])),
     "ntp.data.NTPData.from_counts": dict(counts=np.array([[2, 0], [2, 1], [0, 3]])),

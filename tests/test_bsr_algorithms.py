@@ -12,10 +12,15 @@ import torch
 
 from seqrmt.bsr import sample_bsr
 from seqrmt.bsr.algorithms import (
+    GDResult,
+    average_of_first_k_error,
     design_matrix,
     gamp_rie,
     gamp_state_evolution,
     gd_factorized,
+    gd_on_independent_data,
+    gd_recovery_summary,
+    interpolator_comparison,
     min_nuclear_norm,
 )
 from seqrmt.bsr.model import bilinear_readout
@@ -301,3 +306,79 @@ def test_gd_validation():
         gd_factorized(X, y, 2, device="no-such-device")
     with pytest.raises(ValueError, match="dtype"):
         gd_factorized(X, y, 2, dtype="float16")
+
+
+# --------------------------------------------------------------------------- experiment drivers
+
+
+def test_gd_on_independent_data_matches_inline_loop():
+    """Same draws in the same order as the notebook loop it replaces (data, then students)."""
+    opts = dict(n_students=2, init="small", max_steps=50, record_every=10)
+    runs = gd_on_independent_data(2, 60, 6, 5, 1, delta=0.1, student_rank=2, return_data=True,
+                                  rng=3, **opts)
+    g = np.random.default_rng(3)
+    for data, res in runs:
+        ref_data = sample_bsr(60, 6, 5, 1, 0.1, g)
+        ref = gd_factorized(ref_data.X, ref_data.y, 2, S_true=ref_data.S, rng=g, **opts)
+        assert np.array_equal(data.X, ref_data.X) and np.array_equal(res.S, ref.S)
+        assert res.S.shape == (2, 6, 5) and np.array_equal(res.error, ref.error)
+    plain = gd_on_independent_data(2, 60, 6, 5, 1, delta=0.1, student_rank=2, rng=3, **opts)
+    assert all(np.array_equal(a.S, b.S) for a, (_, b) in zip(plain, runs))
+
+
+def _fake_result(errors, train):
+    K = len(errors)
+    return GDResult(S=np.zeros((K, 1, 1)), S_avg=np.zeros((1, 1)), error=np.array(errors),
+                    error_avg=0.0, train_mse=np.array(train), steps=np.array([0]),
+                    error_history=np.zeros((1, K)), error_avg_history=np.zeros(1),
+                    train_history=np.zeros((1, K)), n_steps=0, converged=True)
+
+
+def test_gd_recovery_summary_counts_and_standard_error():
+    runs = [_fake_result([1e-6, 0.5], [1e-8, 1e-8]),  # found S*, interpolates elsewhere
+            _fake_result([0.2, 1e-4], [1e-3, 1e-9])]  # not fitting, found S*
+    s = gd_recovery_summary(runs, fit_tol=1e-5, exact_tol=1e-3)
+    assert (s["exact"], s["fit_not_exact"], s["not_fit"], s["n_students"]) == (2, 1, 1, 4)
+    per_set = np.array([(1e-6 + 0.5) / 2, (0.2 + 1e-4) / 2])
+    assert s["error"] == pytest.approx(per_set.mean(), rel=1e-14)
+    assert s["se"] == pytest.approx(abs(per_set[0] - per_set[1]) / 2, rel=1e-12)
+    assert np.isnan(gd_recovery_summary(runs[:1])["se"])
+    with pytest.raises(ValueError, match="results"):
+        gd_recovery_summary([])
+    with pytest.raises(ValueError, match="results"):
+        gd_recovery_summary([runs[0], _fake_result([0.1], [0.1])])
+    with pytest.raises(ValueError, match="fit_tol"):
+        gd_recovery_summary(runs, fit_tol=0.0)
+
+
+def test_average_of_first_k_error_endpoints_and_loop():
+    data = sample_bsr(60, 5, 4, 1, 0.0, rng=0)
+    res = gd_factorized(data.X, data.y, 1, n_students=4, max_steps=20, S_true=data.S, rng=1)
+    e = average_of_first_k_error(res.S, data.S)
+    want = [_err(res.S[:k].mean(axis=0), data.S) for k in range(1, 5)]
+    np.testing.assert_allclose(e, want, rtol=1e-12)
+    assert e[0] == pytest.approx(res.error[0], rel=1e-10)
+    assert e[-1] == pytest.approx(res.error_avg, rel=1e-10)
+    with pytest.raises(ValueError, match="S_true"):
+        average_of_first_k_error(res.S, np.zeros((4, 5)))
+
+
+def test_interpolator_comparison_matches_inline_loop():
+    """The driver equals the notebook loop it replaces (MNNE, then one student per rank)."""
+    opts = dict(init="small", max_steps=300, tol=1e-10)
+    out = interpolator_comparison(2, 30, 5, 5, 1, [1, 5], rng=4, **opts)
+    g = np.random.default_rng(4)
+    nuc = lambda S: np.linalg.norm(S, "nuc")  # noqa: E731
+    for i in range(2):
+        data = sample_bsr(30, 5, 5, 1, 0.0, g)
+        fits = [min_nuclear_norm(data.X, data.y)]
+        fits += [gd_factorized(data.X, data.y, rs, rng=g, **opts).S[0] for rs in (1, 5)]
+        for key, S in zip(["MNNE", "GD, rank 1", "GD, rank 5"], fits):
+            res = bilinear_readout(data.X, S) - data.y
+            want = [_err(S, data.S), np.mean(res**2), nuc(S) / nuc(data.S)]
+            np.testing.assert_allclose(out[key][i], want, rtol=1e-9, atol=1e-12)
+    assert out["MNNE"][:, 2].max() <= 1 + 1e-3  # MNNE has the smallest nuclear norm
+    with pytest.raises(ValueError, match="student_ranks"):
+        interpolator_comparison(1, 30, 5, 5, 1, [0])
+    with pytest.raises(ValueError, match="gd_options"):
+        interpolator_comparison(1, 30, 5, 5, 1, [1], n_students=2)

@@ -253,3 +253,43 @@ def test_rie_zero_noise_returns_input():
 def test_value_errors_name_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ----------------------------------------------------------------------------- samplers of s_i
+def test_singular_values_sampler_matches_inline_loop():
+    """The driver equals the loop it replaces in notebook 2.2 (same draws, same order)."""
+    got = fp.signal_plus_noise_singular_values(20, 2.0, 0.2, 0.3, 3, rng=5)
+    g = np.random.default_rng(5)
+    want = np.array([np.linalg.svd(fp.sample_signal_plus_noise(20, 40, 4, 0.3, g)[1],
+                                   compute_uv=False) for _ in range(3)]) / (20 * 40) ** 0.25
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert got.shape == (3, 20) and np.all(np.diff(got, axis=1) <= 0)
+
+
+def test_oracle_values_independent_computation():
+    """s_i as in the sampler above; oracle = diag(U^T S* V)/(dL)^(1/4) from a fresh SVD,
+    with the sign ambiguity of each pair (u_i, v_i) cancelling; and the oracle is optimal:
+    sum_i (s_hat_i - oracle_i)^2 + const is the error, so the oracle beats the RIE and s."""
+    s, orc = fp.signal_plus_noise_singular_values(30, 1.5, 0.2, 0.5, 2, rng=3,
+                                                  oracle=True)
+    s_ref = fp.signal_plus_noise_singular_values(30, 1.5, 0.2, 0.5, 2, rng=3)
+    np.testing.assert_allclose(s, s_ref, rtol=1e-10)
+    g = np.random.default_rng(3)
+    for k in range(2):
+        S, Y = fp.sample_signal_plus_noise(30, 45, 6, 0.5, g)
+        u, _, vt = np.linalg.svd(Y)
+        want = np.diag(u.T @ S @ vt.T) / (30 * 45) ** 0.25
+        np.testing.assert_allclose(orc[k], want, atol=1e-12)
+    err = lambda sh: np.sum((sh - orc) ** 2)  # noqa: E731
+    assert err(orc) == 0 < err(fp.rie_shrinkage(s, 1.5, 0.2, 0.5)) < err(s)
+
+
+def test_singular_value_samplers_validation():
+    with pytest.raises(ValueError, match="n_draws"):
+        fp.signal_plus_noise_singular_values(10, 1.0, 0.2, 0.3, 0)
+    with pytest.raises(ValueError, match="zeta"):
+        fp.signal_plus_noise_singular_values(10, 1.0, 0.2, -0.3, 1, oracle=True)
+    with pytest.raises(ValueError, match="beta"):
+        fp.signal_plus_noise_singular_values(10, -1.0, 0.2, 0.3, 1)
+    with pytest.raises(ValueError, match="oracle"):
+        fp.signal_plus_noise_singular_values(10, 1.0, 0.2, 0.3, 1, oracle="yes")

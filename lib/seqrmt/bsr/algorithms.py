@@ -36,6 +36,7 @@ from .._validation import (
     check_size,
 )
 from ..utils import ConvergenceError, as_generator, torch_device
+from .model import bilinear_readout, sample_bsr
 
 __all__ = [
     "design_matrix",
@@ -45,6 +46,10 @@ __all__ = [
     "min_nuclear_norm",
     "GDResult",
     "gd_factorized",
+    "gd_on_independent_data",
+    "gd_recovery_summary",
+    "average_of_first_k_error",
+    "interpolator_comparison",
 ]
 
 
@@ -591,3 +596,208 @@ def gd_factorized(X, y, r, n_students=1, init="prior", init_std=1e-4, lr=0.1, ma
         n_steps=step,
         converged=converged,
     )
+
+
+# --------------------------------------------------------------------------- experiment drivers
+
+
+def gd_on_independent_data(n_sets, n, d, L, r, delta=0.0, student_rank=None, return_data=False,
+                           rng=None, **gd_options):
+    r"""Run :func:`gd_factorized` on ``n_sets`` independent BSR data sets.
+
+    For each data set, in order: draw :math:`(X_\mu,y_\mu)_{\mu\le n}` with
+    :func:`~seqrmt.bsr.model.sample_bsr` (teacher of rank ``r``), then train the students on it
+    with ``S_true`` set to the planted matrix, both from the same ``rng``.
+
+    Parameters
+    ----------
+    n_sets : int
+        Number of independent data sets.
+    n, d, L, r : int
+        Number of samples, dimensions and the teacher's rank.
+    delta : float
+        Noise variance :math:`\Delta\ge0`.
+    student_rank : int, optional
+        Rank of the students (default ``r``, the teacher's).
+    return_data : bool
+        Also return the data sets.
+    rng : numpy.random.Generator or int, optional
+        Source of randomness for the data and the initialisations.
+    **gd_options
+        Further keyword arguments of :func:`gd_factorized` (``n_students``, ``init``, ``lr``, ...).
+
+    Returns
+    -------
+    list of GDResult, or list of (BSRData, GDResult) if ``return_data``
+        One entry per data set.
+
+    Examples
+    --------
+    >>> runs = gd_on_independent_data(2, 300, 10, 10, 2, init="small", max_steps=3000, rng=1)
+    >>> [bool(res.error[0] < 1e-6) for res in runs]                 # alpha = 3: recovery
+    [True, True]
+    """
+    n_sets = check_size(n_sets, "n_sets")
+    n, d, L, r = (check_size(v, k) for v, k in ((n, "n"), (d, "d"), (L, "L"), (r, "r")))
+    delta = check_nonnegative(delta, "delta")
+    rs = r if student_rank is None else check_size(student_rank, "student_rank")
+    if not isinstance(return_data, (bool, np.bool_)):
+        raise ValueError(f"return_data must be a bool, got {return_data!r}")
+    for key in ("X", "y", "r", "S_true", "rng"):
+        if key in gd_options:
+            raise ValueError(f"gd_options must not set {key!r}: it is set for each data set")
+    rng = as_generator(rng)
+    runs = []
+    for _ in range(n_sets):
+        data = sample_bsr(n, d, L, r, delta, rng)
+        res = gd_factorized(data.X, data.y, rs, S_true=data.S, rng=rng, **gd_options)
+        runs.append((data, res) if return_data else res)
+    return runs
+
+
+def _check_results(results, name="results"):
+    results = list(results) if isinstance(results, (list, tuple)) else None
+    if not results or not all(isinstance(res, GDResult) for res in results):
+        raise ValueError(f"{name} must be a non-empty list of GDResult")
+    if any(res.error is None for res in results):
+        raise ValueError(f"{name} must hold errors: train with S_true")
+    if len({res.error.shape for res in results}) != 1:
+        raise ValueError(f"{name} must have the same number of students on every data set")
+    return results
+
+
+def gd_recovery_summary(results, fit_tol=1e-5, exact_tol=1e-3):
+    r"""Error and recovery counts of students trained on independent data sets.
+
+    Parameters
+    ----------
+    results : list of GDResult
+        One result (``K`` students, trained with ``S_true``) per data set, e.g. from
+        :func:`gd_on_independent_data`.
+    fit_tol : float
+        A student *fits the data* when its training error is below ``fit_tol``.
+    exact_tol : float
+        A student *has found* :math:`S^*` when its error is below ``exact_tol``.
+
+    Returns
+    -------
+    dict
+        ``error``: mean error over all students; ``se``: standard error of that mean, from the
+        spread of the per-data-set means (the data sets are independent, the students of one data
+        set are not); ``exact``: number of students that fit the data and found :math:`S^*`;
+        ``fit_not_exact``: that fit the data without finding it; ``not_fit``: that do not fit the
+        data; ``n_students``: total number. ``se`` is NaN for a single data set.
+
+    Examples
+    --------
+    >>> runs = gd_on_independent_data(2, 300, 10, 10, 2, init="small", max_steps=3000, rng=1)
+    >>> s = gd_recovery_summary(runs)
+    >>> s["exact"], s["fit_not_exact"], s["not_fit"], s["n_students"]
+    (2, 0, 0, 2)
+    """
+    results = _check_results(results)
+    fit_tol = check_positive(fit_tol, "fit_tol")
+    exact_tol = check_positive(exact_tol, "exact_tol")
+    err = np.array([res.error for res in results])  # (data sets, students)
+    fit = np.array([res.train_mse for res in results]) < fit_tol
+    exact = err < exact_tol
+    per_set = err.mean(axis=1)
+    se = per_set.std(ddof=1) / np.sqrt(len(per_set)) if len(per_set) > 1 else np.nan
+    return dict(error=float(err.mean()), se=float(se), exact=int(np.sum(fit & exact)),
+                fit_not_exact=int(np.sum(fit & ~exact)), not_fit=int(np.sum(~fit)),
+                n_students=int(err.size))
+
+
+def average_of_first_k_error(S, S_true):
+    r"""Error of the average of the first :math:`k` matrices, for :math:`k=1,\dots,K`.
+
+    .. math::
+
+        e_k=\frac1{dL}\Big\|\frac1k\sum_{j\le k}S_j-S^*\Big\|_F^2 .
+
+    For posterior samples :math:`\mathbb E\,e_k=(1+1/k)\,\mathrm{MMSE}`.
+
+    Parameters
+    ----------
+    S : array_like, shape (K, d, L)
+        The matrices, e.g. ``GDResult.S``.
+    S_true : array_like, shape (d, L)
+        The planted matrix.
+
+    Returns
+    -------
+    ndarray, shape (K,)
+
+    Examples
+    --------
+    >>> S = np.stack([np.ones((2, 2)), -np.ones((2, 2))])
+    >>> average_of_first_k_error(S, np.zeros((2, 2)))
+    array([1., 0.])
+    """
+    S = check_array(S, "S", ndim=3)
+    S_true = check_array(S_true, "S_true", shape=S.shape[1:])
+    k = np.arange(1, S.shape[0] + 1)[:, None, None]
+    return np.mean((np.cumsum(S, axis=0) / k - S_true) ** 2, axis=(1, 2))
+
+
+def interpolator_comparison(n_sets, n, d, L, r, student_ranks, rng=None, solver="SCS",
+                            **gd_options):
+    r"""Minimal nuclear norm against gradient-descent students, on independent noiseless data.
+
+    For each data set, in order: draw the data (:func:`~seqrmt.bsr.model.sample_bsr`, teacher of
+    rank ``r``, no noise), solve :func:`min_nuclear_norm`, then train one student of each rank in
+    ``student_ranks`` with :func:`gd_factorized` (initialisations from the same ``rng``).
+
+    Parameters
+    ----------
+    n_sets, n : int
+        Number of independent data sets, and of samples in each.
+    d, L, r : int
+        Dimensions of :math:`S^*` and the teacher's rank.
+    student_ranks : sequence of int
+        Ranks of the gradient-descent students.
+    rng : numpy.random.Generator or int, optional
+        Source of randomness.
+    solver : str
+        cvxpy solver of :func:`min_nuclear_norm`.
+    **gd_options
+        Further keyword arguments of :func:`gd_factorized` (one student each).
+
+    Returns
+    -------
+    dict of str to ndarray, shape (n_sets, 3)
+        Keys ``"MNNE"`` and ``"GD, rank <r_s>"``; columns: error :math:`\|S-S^*\|_F^2/(dL)`,
+        training error :math:`\frac1n\sum_\mu(\hat y_\mu-y_\mu)^2` and the nuclear-norm ratio
+        :math:`\|S\|_*/\|S^*\|_*`.
+
+    Examples
+    --------
+    >>> out = interpolator_comparison(1, 60, 6, 6, 1, [1], init="small", rng=0)
+    >>> sorted(out), out["MNNE"].shape
+    (['GD, rank 1', 'MNNE'], (1, 3))
+    >>> bool(out["GD, rank 1"][0, 0] < 1e-6)                        # alpha = 5/3: recovery
+    True
+    """
+    n_sets = check_size(n_sets, "n_sets")
+    n, d, L, r = (check_size(v, k) for v, k in ((n, "n"), (d, "d"), (L, "L"), (r, "r")))
+    ranks = np.atleast_1d(np.asarray(student_ranks))
+    if ranks.ndim != 1 or ranks.size == 0:
+        raise ValueError("student_ranks must be a non-empty sequence of positive integers")
+    ranks = [check_size(rs, "student_ranks") for rs in ranks]
+    for key in ("X", "y", "r", "S_true", "rng", "n_students"):
+        if key in gd_options:
+            raise ValueError(f"gd_options must not set {key!r}: it is set for each data set")
+    rng = as_generator(rng)
+    out = {"MNNE": []} | {f"GD, rank {rs}": [] for rs in ranks}
+    for _ in range(n_sets):
+        data = sample_bsr(n, d, L, r, 0.0, rng)
+        fits = {"MNNE": min_nuclear_norm(data.X, data.y, solver=solver)}
+        for rs in ranks:
+            fits[f"GD, rank {rs}"] = gd_factorized(data.X, data.y, rs, rng=rng,
+                                                   **gd_options).S[0]
+        nuc_true = np.linalg.norm(data.S, "nuc")
+        for key, S in fits.items():
+            res = bilinear_readout(data.X, S) - data.y
+            out[key].append((np.mean((S - data.S) ** 2), np.mean(res**2),
+                             np.linalg.norm(S, "nuc") / nuc_true))
+    return {key: np.array(v) for key, v in out.items()}
