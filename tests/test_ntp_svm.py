@@ -213,11 +213,14 @@ def test_complete_support_solution_rejects_k_ge_V():
         complete_support_solution(1, 1)
 
 
+@pytest.mark.filterwarnings("error::UserWarning")  # the 1e-6 checks need an accurate solve
 def test_duplicated_context_collapse_against_inline_computation():
     from seqrmt.ntp.geometry import cosine_similarity, svd_factors
     from seqrmt.ntp.svm import duplicated_context_collapse
 
-    S = support_only(12, 8, 2, 3)
+    # seed 0: Clarabel solves this instance to full accuracy (seed 3 ends "optimal_inaccurate",
+    # though still within 1e-7 of the reduced program)
+    S = support_only(12, 8, 2, 0)
     cos, nf, nr = duplicated_context_collapse(S, n_dup=4)
     S_dup = np.concatenate([S, S[:, :4]], axis=1)
     L_full = ntp_svm_nuclear(S_dup, solver="CLARABEL", deduplicate=False)
