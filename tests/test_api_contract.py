@@ -256,6 +256,14 @@ REGISTRY = {
     "utils.mean_se": dict(samples=np.array([1.0, 2.0, 4.0])),
     "utils.notebook_seed": dict(seed=3),
     "utils.notebook_rng": dict(seed=3),
+    "utils.available_cpus": dict(),
+    "utils.fit_threads": dict(threads=1),
+    # ---------------------------------------------------------------- ensemble
+    "ensemble.n_jobs": dict(jobs=1),
+    "ensemble.progress_enabled": dict(progress=False),
+    "ensemble.progress_bar": dict(iterable=[1, 2], enabled=False, _ok="iterable:*"),  # any iterable
+    "ensemble.spawn_generators": dict(seed=0, n=2),
+    "ensemble.run_ensemble": dict(func=np.random.Generator.random, n=2, seed=0, jobs=1),
     "plotting.subplots": dict(nrows=1, ncols=2, row_height=3.0),
     "testing.split_numbers": dict(text="x = 1.5e-3, n = 12"),
     "testing.compare_text": dict(reference="a 0.12", actual="a 0.13"),

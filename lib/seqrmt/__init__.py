@@ -26,6 +26,8 @@ utils
 frontiers
     Recent results (Chapter 5): masked-token regression, attention as a kernel, in-context
     learning, fine-tuning as transfer, random features and PLS.
+ensemble
+    Independent realisations with spawned generators, serial or parallel (joblib, Dask).
 testing
     Numeric-aware comparison of printed output (nbval and doctests).
 
@@ -39,6 +41,8 @@ from . import lgm, plotting, rmt, utils
 from .utils import (
     ConvergenceError,
     as_generator,
+    available_cpus,
+    fit_threads,
     notebook_rng,
     notebook_seed,
     preset,
@@ -49,7 +53,7 @@ from .utils import (
 
 __version__ = "0.1.0"
 
-_LAZY_MODULES = ("bsr", "ntp", "dyson", "frontiers", "nanogpt", "data", "testing")
+_LAZY_MODULES = ("bsr", "ntp", "dyson", "frontiers", "nanogpt", "data", "testing", "ensemble")
 
 __all__ = [
     "lgm",
@@ -59,6 +63,8 @@ __all__ = [
     *_LAZY_MODULES,
     "ConvergenceError",
     "as_generator",
+    "available_cpus",
+    "fit_threads",
     "notebook_rng",
     "notebook_seed",
     "preset",

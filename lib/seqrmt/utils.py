@@ -6,8 +6,11 @@ Used in: every chapter.
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
 import os
+import pathlib
+import sys
 
 import numpy as np
 
@@ -18,6 +21,8 @@ __all__ = [
     "notebook_seed",
     "notebook_rng",
     "single_threaded_blas",
+    "available_cpus",
+    "fit_threads",
     "torch_device",
     "scale",
     "preset",
@@ -119,7 +124,12 @@ def notebook_seed(seed):
 
 
 def notebook_rng(seed):
-    """A notebook's random generator: ``numpy.random.default_rng(notebook_seed(seed))``.
+    """A notebook's set-up: its random generator, and threads that fit the machine.
+
+    Returns ``numpy.random.default_rng(notebook_seed(seed))``. Every notebook
+    calls it once at the top, so it also calls :func:`fit_threads`: BLAS and
+    torch then use no more threads than the CPUs this process may run on
+    (a Binder pod that sees 64 host cores but is given one gets one thread).
 
     Parameters
     ----------
@@ -136,6 +146,7 @@ def notebook_rng(seed):
     >>> int(rng.integers(10)) == int(np.random.default_rng(3 + seed_offset()).integers(10))
     True
     """
+    fit_threads()
     return np.random.default_rng(notebook_seed(seed))
 
 
@@ -157,6 +168,98 @@ def single_threaded_blas():
 
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _cgroup_cpu_quota(root="/sys/fs/cgroup"):
+    """The CPU quota of this process's cgroup, in CPUs (``None`` when unlimited)."""
+    root = pathlib.Path(root)
+    try:  # cgroup v2: "max 100000" or "150000 100000"
+        quota, period = (root / "cpu.max").read_text().split()[:2]
+        if quota != "max" and float(period) > 0:
+            return float(quota) / float(period)
+        return None
+    except (OSError, ValueError):
+        pass
+    try:  # cgroup v1
+        quota = float((root / "cpu" / "cpu.cfs_quota_us").read_text())
+        period = float((root / "cpu" / "cpu.cfs_period_us").read_text())
+        if quota > 0 and period > 0:
+            return quota / period
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def available_cpus():
+    """The number of CPUs this process may use.
+
+    The smallest of the CPUs in its affinity mask (``taskset``) and its
+    cgroup's CPU quota rounded up (a container or a Binder pod), at least 1.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> 1 <= available_cpus() <= os.cpu_count()
+    True
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    quota = _cgroup_cpu_quota()
+    if quota is not None:
+        cpus = min(cpus, math.ceil(quota))
+    return max(1, cpus)
+
+
+def fit_threads(threads=None):
+    """Limit BLAS and torch threads to the CPUs this process may use.
+
+    More threads than CPUs make OpenBLAS spin: a notebook ran four times
+    slower on a loaded two-core machine with its default threads.
+
+    Parameters
+    ----------
+    threads : int or None
+        The thread count; by default :func:`available_cpus`, lowered to
+        ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS``/``MKL_NUM_THREADS`` when
+        the caller set one of them. A larger ``threads`` than the machine's
+        CPU count is lowered to it.
+
+    Returns
+    -------
+    int
+        The thread count in force.
+
+    Examples
+    --------
+    >>> fit_threads(1)
+    1
+    """
+    if threads is None:
+        limit = available_cpus()
+        for var in _THREAD_VARIABLES:
+            value = os.environ.get(var, "").strip()
+            if value.isdigit() and int(value) > 0:
+                limit = min(limit, int(value))
+    elif isinstance(threads, (bool, np.bool_)) or not isinstance(threads, numbers.Integral) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    else:
+        limit = min(int(threads), os.cpu_count() or 1)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=limit, user_api="blas")
+    # torch reads OMP_NUM_THREADS when it starts; once imported, set it directly
+    os.environ.setdefault("OMP_NUM_THREADS", str(limit))
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(limit)
+    return limit
 
 
 def torch_device(device=None):
