@@ -498,7 +498,7 @@ REGISTRY = {
                                                        density=np.sqrt(1 - np.linspace(-1, 1, 21)**2) + 0.1,
                                                        _ok="x:neg"),
     "dyson.universality.goe_binder_cumulant": dict(n=2),
-    "dyson.universality.goe_eigs": dict(n=3, n_matrices=5, rng=0, scale=1.0),
+    "dyson.universality.goe_eigs": dict(n=3, n_matrices=5, rng=0, scale=1.0, method="tridiagonal"),
     "dyson.universality.unfolded_spacings": dict(eigs=np.array([[0.1, 0.2, 0.4, 0.7]]),
                                                  cdf=lambda x: x, drop_edges=0, _ok="eigs:neg"),
     "dyson.universality.spacing_ratios": dict(eigs=np.array([0.0, 1.0, 3.0, 3.5]),

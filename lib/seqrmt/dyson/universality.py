@@ -25,8 +25,17 @@ import numbers
 
 import numpy as np
 from scipy import optimize, special
+from scipy.linalg.lapack import dsterf as _dsterf
 
-from .._validation import check_allocation, check_array, check_callable, check_positive, check_positive_int, check_size
+from .._validation import (
+    check_allocation,
+    check_array,
+    check_callable,
+    check_choice,
+    check_positive,
+    check_positive_int,
+    check_size,
+)
 from ..utils import as_generator, mean_se
 
 __all__ = [
@@ -41,6 +50,7 @@ __all__ = [
     "binder_cumulant",
     "binder_cumulant_density",
     "goe_binder_cumulant",
+    "GOE_TRIDIAGONAL_MIN_N",
     "goe_eigs",
     "unfolded_spacings",
     "spacing_ratios",
@@ -324,11 +334,39 @@ def goe_binder_cumulant(n):
     return -(arr - 1) * (arr + 2) / (3.0 * (arr + 1) ** 2)
 
 
-def goe_eigs(n, n_matrices, rng=None, scale=1.0):
+#: Smallest ``n`` at which :func:`goe_eigs` (``method="auto"``) uses the tridiagonal model: the
+#: crossover measured with ``benchmarks/goe_tridiagonal_benchmark.py`` at one BLAS thread on the 2-core
+#: CI machine (2026-11-27). Per matrix the dense path is faster at n = 2-3 (4x at n = 2); n = 4-5 went
+#: either way between runs; from n = 6 on the tridiagonal model won in every run (1.3-1.9x for
+#: n = 6-12, about 3x for n = 64-256, 7-10x at n = 1000-2000).
+GOE_TRIDIAGONAL_MIN_N = 6
+
+
+def goe_eigs(n, n_matrices, rng=None, scale=1.0, method="auto"):
     r"""Sorted eigenvalues of independent :math:`n\times n` GOE matrices.
 
     Off-diagonal entries have variance ``scale``, diagonal entries ``2 * scale``
     (density :math:`\propto e^{-\operatorname{Tr}H^2/4v}`).
+
+    Two samplers of the same law:
+
+    * ``"dense"`` draws the :math:`n\times n` matrix and diagonalises it
+      (:func:`numpy.linalg.eigvalsh`): the definition, :math:`O(n^3)` time and
+      :math:`O(n^2)` memory per matrix.
+    * ``"tridiagonal"`` draws the Dumitriu--Edelman :math:`\beta=1` model: the
+      Householder tridiagonalisation of a GOE matrix has independent entries,
+      diagonal :math:`a_i\sim\mathcal N(0,2v)` and off-diagonal
+      :math:`b_k=\sqrt v\,\chi_{n-k}`, :math:`k=1,\dots,n-1` (the norm of the
+      :math:`n-k` Gaussian entries below the diagonal, which orthogonal
+      invariance leaves independent of the rest). Its eigenvalues come from
+      LAPACK's root-free QR ``?sterf`` (the driver ``"sterf"`` of
+      :func:`scipy.linalg.eigvalsh_tridiagonal`, called directly to spare its
+      per-call checks): :math:`O(n^2)` time, :math:`O(n)` memory.
+
+    ``"auto"`` takes the tridiagonal model from ``n >=``
+    :data:`GOE_TRIDIAGONAL_MIN_N` and the dense one below, where it is
+    faster. The two samplers consume the generator differently: the same seed
+    gives different (equally distributed) eigenvalues.
 
     Parameters
     ----------
@@ -340,6 +378,8 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0):
         Randomness.
     scale : float
         Off-diagonal variance :math:`v`.
+    method : {"auto", "dense", "tridiagonal"}
+        The sampler.
 
     Returns
     -------
@@ -350,14 +390,33 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0):
     --------
     >>> goe_eigs(3, 5, 0).shape
     (5, 3)
+    >>> e = goe_eigs(200, 2, 0, method="tridiagonal")
+    >>> round(float(np.mean(e**2) / 200), 1)  # E Tr H^2 / n^2 = (n + 1) / n
+    1.0
     """
     n = check_size(n, "n")
     n_matrices = check_size(n_matrices, "n_matrices")
-    check_allocation((n_matrices, n, n), "n, n_matrices")
     v = check_positive(scale, "scale")
-    g = as_generator(rng).normal(size=(n_matrices, n, n))
-    h = np.sqrt(v / 2.0) * (g + np.swapaxes(g, 1, 2))
-    return np.linalg.eigvalsh(h)
+    method = check_choice(method, "method", ("auto", "dense", "tridiagonal"))
+    if method == "auto":
+        method = "tridiagonal" if n >= GOE_TRIDIAGONAL_MIN_N else "dense"
+    rng = as_generator(rng)
+    if method == "dense":
+        check_allocation((n_matrices, n, n), "n, n_matrices")
+        g = rng.normal(size=(n_matrices, n, n))
+        h = np.sqrt(v / 2.0) * (g + np.swapaxes(g, 1, 2))
+        return np.linalg.eigvalsh(h)
+    check_allocation((n_matrices, n), "n, n_matrices")
+    a = np.sqrt(2.0 * v) * rng.normal(size=(n_matrices, n))
+    if n == 1:
+        return a
+    b = np.sqrt(v * rng.chisquare(np.arange(n - 1, 0, -1), size=(n_matrices, n - 1)))
+    out = np.empty((n_matrices, n))
+    for i in range(n_matrices):
+        out[i], info = _dsterf(a[i], b[i])
+        if info != 0:  # pragma: no cover - LAPACK failure, not seen on finite input
+            raise np.linalg.LinAlgError(f"goe_eigs: LAPACK dsterf failed (info={info}) on matrix {i}")
+    return out
 
 
 def unfolded_spacings(eigs, cdf, drop_edges=1):
