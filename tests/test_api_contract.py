@@ -253,7 +253,7 @@ REGISTRY = {
     "utils.preset": dict(book=2, paper=5, _ok="book:* paper:*"),  # any values, returned as is
     # change may not edit (reported to its owners)
     "utils.loglog_slope": dict(x=[1.0, 10.0, 100.0], y=[1.0, 0.1, 0.01]),
-    "utils.mean_se": dict(samples=np.array([1.0, 2.0, 4.0])),
+    "utils.mean_se": dict(samples=np.array([1.0, 2.0, 4.0]), axis=0),
     "utils.notebook_seed": dict(seed=3),
     "utils.notebook_rng": dict(seed=3),
     "utils.available_cpus": dict(),

@@ -158,7 +158,7 @@ def test_scan_equals_inline_loop():
     for row, (a, b, e) in zip(tab, grid):
         f = T.teacher_student_ensemble(a, b, e, n_seeds=300, rng=rng, n_steps=200).final
         S = f[:, 0] - f[:, 1]
-        ref = (*U.two_mode_width(f), S.mean(), S.std() / np.sqrt(S.size),
+        ref = (*U.two_mode_width(f), S.mean(), stats.sem(S),  # ddof=1, as utils.mean_se
                T.teacher_student_width(a, b, e, "leading"), T.teacher_student_width(a, b, e, "exact"))
         np.testing.assert_allclose(row, ref, rtol=1e-12)
     # the measured width agrees with the exact prediction (5 SE)

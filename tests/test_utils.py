@@ -125,3 +125,36 @@ def test_mean_se_closed_form_and_scipy():
     assert isinstance(m1, float) and m1 == 3.0 and se1 == pytest.approx(np.sqrt(14 / 3) / 2)
     with pytest.raises(ValueError, match="samples"):
         mean_se([1.0])
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_mean_se_along_any_axis_is_scipy_sem(axis):
+    from scipy import stats
+
+    from seqrmt.utils import mean_se
+
+    y = np.random.default_rng(axis + 3).normal(size=(4, 5, 6))
+    m, se = mean_se(y, axis=axis)
+    np.testing.assert_allclose(m, y.mean(axis=axis), rtol=1e-14)
+    np.testing.assert_allclose(se, stats.sem(y, axis=axis), rtol=1e-14)  # ddof=1
+    assert not np.allclose(se, stats.sem(y, axis=axis, ddof=0))  # the test sees a ddof slip
+    with pytest.raises(ValueError, match="axis"):
+        mean_se(y, axis=3)
+    with pytest.raises(ValueError, match="axis"):
+        mean_se(y, axis=1.0)
+    with pytest.raises(ValueError, match="samples"):
+        mean_se(np.ones((1, 3)), axis=0)
+
+
+def test_library_has_one_standard_error_helper():
+    """No module of seqrmt computes a standard error by hand: they call utils.mean_se."""
+    import pathlib
+    import re
+
+    import seqrmt
+
+    pattern = re.compile(r"def _mean_se|std\([^)]*\)\s*/\s*np\.sqrt")
+    root = pathlib.Path(seqrmt.__file__).parent
+    hits = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py")) if p.name != "utils.py"
+            for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    assert hits == []

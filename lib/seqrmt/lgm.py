@@ -920,7 +920,7 @@ def context_gaps(sim, reference, gamma=None):
     for (e_ref, d_ref), i in zip(ref, idx):
         row = []
         for x, r in ((sim.train_error[i], e_ref), (sim.delta[i], d_ref)):
-            se = x.std(ddof=1) / np.sqrt(x.size)
+            se = mean_se(x)[1] if x.size > 1 else np.nan
             row += [100 * (x.mean() / r - 1), 100 * se / r]
         out.append(row)
     return np.array(out)
@@ -1369,7 +1369,7 @@ def _trial_mean(a):
 
 def _trial_se(a):
     """Standard error of the mean over trials (axis 1); NaN for a single trial."""
-    return a.std(axis=1, ddof=1) / np.sqrt(a.shape[1]) if a.shape[1] > 1 else np.full(a.shape[0], np.nan)
+    return mean_se(a, axis=1)[1] if a.shape[1] > 1 else np.full(a.shape[0], np.nan)
 
 
 def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None):

@@ -345,23 +345,28 @@ def loglog_slope(x, y):
     return float(slope)
 
 
-def mean_se(samples):
+def mean_se(samples, axis=0):
     r"""Mean over independent realisations and its standard error.
 
-    For realisations :math:`x_1,\dots,x_n` along the first axis, returns
+    For realisations :math:`x_1,\dots,x_n` along ``axis``, returns
     :math:`\bar x` and :math:`s/\sqrt n` with :math:`s` the sample standard
-    deviation (``ddof=1``), elementwise over the remaining axes.
+    deviation (``ddof=1``), elementwise over the remaining axes: the
+    standard error of :func:`scipy.stats.sem`. The one standard-error helper
+    of the library: every Monte Carlo, batch-means or training-seed error bar
+    goes through it.
 
     Parameters
     ----------
     samples : array_like
-        Independent realisations (draws, batches, trainings, seeds) along the
-        first axis, at least 2.
+        Independent realisations (draws, batches, trainings, seeds) along
+        ``axis``, at least 2, all finite.
+    axis : int
+        The axis of the realisations (default the first).
 
     Returns
     -------
     mean, se : float or numpy.ndarray
-        Shape ``samples.shape[1:]``; floats for 1-D input.
+        The shape of ``samples`` without ``axis``; floats for 1-D input.
 
     Examples
     --------
@@ -370,14 +375,20 @@ def mean_se(samples):
     >>> m, se = mean_se(np.array([[0.0, 1.0], [2.0, 1.0]]))
     >>> m, se
     (array([1., 1.]), array([1., 0.]))
+    >>> mean_se(np.array([[0.0, 2.0], [1.0, 1.0]]), axis=1)[1]
+    array([1., 0.])
     """
     from ._validation import check_array
 
     x = check_array(samples, "samples")
-    if x.ndim < 1 or x.shape[0] < 2:
-        raise ValueError(f"samples must hold at least 2 realisations along axis 0, got shape {x.shape}")
-    mean = x.mean(axis=0)
-    se = x.std(axis=0, ddof=1) / np.sqrt(x.shape[0])
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, numbers.Integral):
+        raise ValueError(f"axis must be an integer, got {axis!r}")
+    if x.ndim < 1 or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of range for samples of shape {x.shape}")
+    if x.shape[axis] < 2:
+        raise ValueError(f"samples must hold at least 2 realisations along axis {axis}, got shape {x.shape}")
+    mean = x.mean(axis=axis)
+    se = x.std(axis=axis, ddof=1) / np.sqrt(x.shape[axis])
     if x.ndim == 1:
         return float(mean), float(se)
     return mean, se

@@ -35,7 +35,7 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..utils import ConvergenceError, as_generator, torch_device
+from ..utils import ConvergenceError, as_generator, mean_se, torch_device
 from .model import bilinear_readout, sample_bsr
 
 __all__ = [
@@ -702,7 +702,7 @@ def gd_recovery_summary(results, fit_tol=1e-5, exact_tol=1e-3):
     fit = np.array([res.train_mse for res in results]) < fit_tol
     exact = err < exact_tol
     per_set = err.mean(axis=1)
-    se = per_set.std(ddof=1) / np.sqrt(len(per_set)) if len(per_set) > 1 else np.nan
+    se = mean_se(per_set)[1] if len(per_set) > 1 else np.nan
     return dict(error=float(err.mean()), se=float(se), exact=int(np.sum(fit & exact)),
                 fit_not_exact=int(np.sum(fit & ~exact)), not_fit=int(np.sum(~fit)),
                 n_students=int(err.size))

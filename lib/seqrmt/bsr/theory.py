@@ -21,7 +21,7 @@ import numpy as np
 from scipy import integrate, interpolate, optimize
 
 from .._validation import check_array, check_nonnegative, check_positive, check_size
-from ..utils import ConvergenceError, as_generator
+from ..utils import ConvergenceError, as_generator, mean_se
 from .model import _planted
 from .free_probability import (
     _mmse,
@@ -380,7 +380,7 @@ def svt_risk_monte_carlo(d, L, r, zeta, lam, n_trials, scale=1e3, rng=None):
         for j, tj in enumerate(tau):
             out[t, j] = np.sum(((u * np.maximum(s - tj, 0.0)) @ vt - S) ** 2)
     out /= zeta * d * L
-    return out.mean(axis=0), out.std(axis=0, ddof=1) / np.sqrt(n_trials)
+    return mean_se(out)
 
 
 def ridge_error(alpha, delta, lam=None):

@@ -38,7 +38,7 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..utils import as_generator, single_threaded_blas
+from ..utils import as_generator, mean_se, single_threaded_blas
 from . import universality as _univ
 
 __all__ = [
@@ -845,7 +845,7 @@ def rbm_variance_ratio(modes, pred, n_groups=16):
     dev2 = (modes - modes.mean(axis=(0, 1))) ** 2
     split = np.array_split(np.arange(modes.shape[1]), n_groups)
     r = [np.mean(dev2[:, g].mean(axis=(0, 1)) / pred) for g in split]
-    return float(np.mean(r)), float(np.std(r, ddof=1) / np.sqrt(n_groups))
+    return mean_se(r)
 
 
 def rbm_pair_widths(pairs, n_groups=16):

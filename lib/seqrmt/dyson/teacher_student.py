@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_nonnegative, check_positive, check_positive_int, check_size
-from ..utils import as_generator, single_threaded_blas
+from ..utils import as_generator, mean_se, single_threaded_blas
 
 __all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width", "teacher_student_scan",
            "plot_singular_value_paths", "plot_width_scan", "plot_width_ratio"]
@@ -267,7 +267,7 @@ def teacher_student_scan(settings, n_seeds, rng=None, n_steps=400, **kwargs):
     for a, b, e in rows:
         f = teacher_student_ensemble(a, b, e, n_seeds=n_seeds, rng=rng, n_steps=n_steps, **kwargs).final
         S = f[:, 0] - f[:, 1]
-        out.append((*two_mode_width(f), S.mean(), S.std() / np.sqrt(S.size),
+        out.append((*two_mode_width(f), *mean_se(S),
                     teacher_student_width(a, b, e, "leading"), teacher_student_width(a, b, e, "exact")))
     return np.array(out)
 

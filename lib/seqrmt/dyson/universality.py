@@ -232,7 +232,7 @@ def two_mode_width(eigs):
     if m2 <= 0:
         raise ValueError("eigs must not all be equal")
     sigma = np.sqrt(2.0 * m2 / 3.0)
-    se = 0.5 * sigma * q.std(ddof=1) / np.sqrt(q.size) / m2
+    se = 0.5 * sigma * mean_se(q)[1] / m2  # delta method: d sigma / d m2 = sigma / (2 m2)
     return float(sigma), float(se)
 
 
@@ -558,8 +558,7 @@ def batch_statistic(samples, statistic, n_batches=20):
     """
     x, n_batches = _check_members(samples, statistic, n_batches, "n_batches")
     values = [float(statistic(b)) for b in np.array_split(x, n_batches)]
-    se = np.std(values, ddof=1) / np.sqrt(n_batches)
-    return float(statistic(x)), float(se)
+    return float(statistic(x)), mean_se(values)[1]
 
 
 def jackknife(samples, statistic, n_groups=None):
@@ -627,7 +626,7 @@ def fit_two_mode_errors(samples, n_batches=20):
     x, n_batches = _check_members(samples, fit_two_mode, n_batches, "n_batches")
     fit = fit_two_mode(x)
     values = np.array([fit_two_mode(b) for b in np.array_split(x, n_batches)])
-    se = values.std(axis=0, ddof=1) / np.sqrt(n_batches)
+    se = mean_se(values)[1]
     return (fit[0], float(se[0])), (fit[1], float(se[1]))
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import rmt
 from .._validation import check_array, check_nonnegative, check_positive, check_size
-from ..utils import as_generator, single_threaded_blas
+from ..utils import as_generator, mean_se, single_threaded_blas
 
 __all__ = [
     "ar1_covariance",
@@ -480,11 +480,6 @@ def _gaussian_sets(Sigma, n, n_sets, rng):
         yield rng.standard_normal((n, Sigma.shape[0])) @ L.T
 
 
-def _mean_se(x, axis=0):
-    x = np.asarray(x, dtype=float)
-    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
-
-
 def masked_ridge_experiment(Sigma, n, lam, n_sets, rng=None):
     r"""Test and training errors of masked ridge on independent Gaussian data sets.
 
@@ -710,7 +705,7 @@ def spiked_table(theta, top, overlap, overlap_pca, gamma, lam, strong=1.5):
     if not np.any(theta >= strong):
         raise ValueError("strong must not exceed the largest theta")
     top_th, ov_th = spiked_masked_top(theta, gamma, lam)
-    (m, se), (m_ov, se_ov) = _mean_se(top, 1), _mean_se(ov, 1)
+    (m, se), (m_ov, se_ov) = mean_se(top, 1), mean_se(ov, 1)
     lines = ["theta  top: theory  simulation    overlap: theory  masked      PCA"]
     for i, th in enumerate(theta):
         lines.append(f"{th:4.1f}   {top_th[i]:11.4f}  {m[i]:.4f}±{se[i]:.4f}  "
@@ -752,7 +747,7 @@ def plot_spiked(axes, theta, top, overlap, overlap_pca, gamma, lam, n_grid=200):
     top_th, ov_th = spiked_masked_top(grid, gamma, lam)
     ax1, ax2 = axes
     ax1.plot(grid, top_th, label="theory")
-    ax1.errorbar(theta, top.mean(1), yerr=2 * _mean_se(top, 1)[1], fmt="o", mfc="white",
+    ax1.errorbar(theta, top.mean(1), yerr=2 * mean_se(top, 1)[1], fmt="o", mfc="white",
                  capsize=3, label="simulation")
     ax1.set_ylabel(r"top eigenvalue of $\hat A$")
     ax2.plot(grid, ov_th, label="theory (both)")

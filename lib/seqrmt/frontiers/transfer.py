@@ -36,7 +36,7 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..utils import ConvergenceError, as_generator
+from ..utils import ConvergenceError, as_generator, mean_se
 
 __all__ = [
     "l2sp_coefficients",
@@ -62,12 +62,6 @@ __all__ = [
     "alpha_lora_report",
     "plot_alpha_lora",
 ]
-
-
-def _mean_se(x):
-    """Mean and standard error over the first axis."""
-    x = np.asarray(x, dtype=float)
-    return x.mean(0), x.std(0, ddof=1) / np.sqrt(len(x))
 
 
 def _real(x, name):
@@ -567,7 +561,7 @@ def l2sp_table(taus, targets, distance_sq, risk, distance_sq_theory, risk_theory
     risk = check_array(risk, "risk", shape=(D2.shape[0], len(targets), k + 1))
     d2_th = check_array(distance_sq_theory, "distance_sq_theory", shape=(k + 1,))
     r_th = check_array(risk_theory, "risk_theory", shape=(len(targets), k + 1))
-    (dm, ds), (rm, rs) = _mean_se(D2), _mean_se(risk)
+    (dm, ds), (rm, rs) = mean_se(D2), mean_se(risk)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.r_[((dm - d2_th[:k]) / ds), ((rm - r_th) / rs).ravel()]
     lines = []
@@ -668,11 +662,11 @@ def plot_l2sp_learning_curves(ax, p, n_s, sigma_s2, tau, n_ts, sigma_t2, lam, ri
     n_grid = np.geomspace(0.8 * n_ts.min(), 1.25 * n_ts.max(), 60)
     for k, (rho, v) in enumerate(sims.items()):
         d2 = source_distance(tau, p / n_s, 1.0, 1.0, rho, sigma_s2)
-        m, s = _mean_se(v[:, :, 0])
+        m, s = mean_se(v[:, :, 0])
         plotting.curve_vs_mc(ax, n_grid, target_risk(lam, p / n_grid, sigma_t2, d2),
                              n_ts, m, 2 * s, theory_label=rf"transfer, $\rho={rho:g}$",
                              mc_label=None, color=f"C{k}")
-    m, s = _mean_se(np.concatenate([v[:, :, 1] for v in sims.values()]))
+    m, s = mean_se(np.concatenate([v[:, :, 1] for v in sims.values()]))
     plotting.curve_vs_mc(ax, n_grid, target_risk(lam, p / n_grid, sigma_t2, 1.0), n_ts, m,
                          2 * s, theory_label="no transfer", mc_label=None, color="k")
     ax.set(xscale="log", xlabel="target samples $n_t$", ylabel="target risk")
@@ -1061,18 +1055,18 @@ def alpha_lora_report(setting, alphas, accuracy, t3, show=(0.0, 1.0)):
     cols = _columns(alphas, list(show) + [a_c, a_r], "alphas")
     lines = [f"alpha* = {a_c:.3f} (repository T3: {a_r:.3f})"]
     for a, j in zip(list(show) + [a_c], cols[:-1]):
-        th, (m, se) = alpha_lora_accuracy(a, *s), _mean_se(acc[:, j])
+        th, (m, se) = alpha_lora_accuracy(a, *s), mean_se(acc[:, j])
         lines.append(f"  alpha = {a:6.3f}: accuracy {th:.4f} | {m:.4f} ± {se:.4f}")
         lines.append(f"      gap {(m - th) / se:+.1f} se")
     t3c, t3r = (alpha_lora_t3(*s, variant=v) for v in ("corrected", "repository"))
-    m, se = _mean_se(t3)
+    m, se = mean_se(t3)
     lines.append(f"  T3: corrected {t3c:.4f}, repository {t3r:.4f}, simulated {m:.4f} ± {se:.4f}")
     lines.append(f"      gap to corrected {(m - t3c) / se:+.1f} se,"
                  f" to repository {(m - t3r) / se:+.1f} se")
-    d = acc[:, cols[-2]] - acc[:, cols[-1]]
+    d_mean, d_se = mean_se(acc[:, cols[-2]] - acc[:, cols[-1]])
     th = alpha_lora_accuracy(a_c, *s) - alpha_lora_accuracy(a_r, *s)
     lines.append(f"  acc(alpha*) - acc(repository alpha*): {th:+.5f} |"
-                 f" {d.mean():+.5f} ± {d.std(ddof=1) / np.sqrt(len(d)):.5f}")
+                 f" {d_mean:+.5f} ± {d_se:.5f}")
     return "\n".join(lines)
 
 
@@ -1107,7 +1101,7 @@ def plot_alpha_lora(ax, setting, alphas, accuracy, color=None, n_grid=201):
     if acc.shape[1] != alphas.size or acc.shape[0] < 2:
         raise ValueError("accuracy must have shape (n_draws >= 2, len(alphas))")
     fine = np.linspace(alphas.min(), alphas.max(), check_size(n_grid, "n_grid", minimum=2))
-    m, se = _mean_se(acc)
+    m, se = mean_se(acc)
     plotting.curve_vs_mc(ax, fine, alpha_lora_accuracy(fine, *s), alphas, m, 2 * se,
                          mc_label=None, theory_label=rf"$\beta={s[5]:g}$", color=color)
     color = ax.lines[-1].get_color() if color is None else color
