@@ -123,6 +123,46 @@ def check_callable(f, name):
     return f
 
 
+def check_returned(values, name, shape=None, allow_complex=False):
+    """Return what the user's callable ``name`` returned as a float (or complex) array, checked.
+
+    A NaN or an infinity from a user's function would otherwise flow silently into the result.
+
+    Raises
+    ------
+    ValueError
+        If the values are not numbers, not of ``shape`` (when given) or not all finite; the message
+        names ``name``.
+    """
+    try:
+        arr = np.asarray(values, dtype=complex if allow_complex else float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must return numbers, got {type(values).__name__}") from exc
+    if shape is not None and arr.shape != tuple(shape):
+        raise ValueError(f"{name} must return an array of shape {tuple(shape)}, got {arr.shape}")
+    finite = np.isfinite(arr)
+    if not np.all(finite):
+        raise ValueError(f"{name} returned {arr.size - int(np.sum(finite))} non-finite value(s) "
+                         f"(NaN or inf) out of {arr.size}")
+    return arr
+
+
+def check_axes(ax, name="ax"):
+    """Return ``ax`` after checking that it is a :class:`matplotlib.axes.Axes`."""
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise ValueError(f"{name} must be a matplotlib Axes, got {type(ax).__name__}")
+    return ax
+
+
+def check_label(label, name):
+    """Return ``label`` after checking that it is a string or ``None`` (a legend entry)."""
+    if label is not None and not isinstance(label, str):
+        raise ValueError(f"{name} must be a string or None, got {type(label).__name__}")
+    return label
+
+
 def check_solver(solver, name="solver"):
     """Return ``solver`` after checking that it names an installed cvxpy solver.
 

@@ -71,8 +71,26 @@ _HOW_TO = (
 )
 
 
-class ShakespeareUnavailableError(RuntimeError):
-    """Raised when the Shakespeare corpus can be neither found, built nor verified."""
+class ShakespeareUnavailableError(OSError, RuntimeError):
+    """Raised when the Shakespeare corpus can be neither found, built nor verified.
+
+    An :class:`OSError` (the data are missing or unreadable, as for a missing file), and a
+    :class:`RuntimeError` as before.
+    """
+
+
+def _as_path(x, name):
+    """``x`` as a :class:`pathlib.Path`; ``ValueError`` naming ``name`` for anything but a str or path."""
+    if not isinstance(x, (str, os.PathLike)):
+        raise ValueError(f"{name} must be a str or path-like, got {type(x).__name__}")
+    return pathlib.Path(x)
+
+
+def _decode(data, path):
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text: {exc}") from exc
 
 
 def cache_dir():
@@ -134,19 +152,19 @@ def build_shakespeare(source):
     >>> build_shakespeare(folder)
     'hello\\n\\n\\nworld'
     """
-    path = pathlib.Path(source)
+    path = _as_path(source, "source")
     texts = {}
     if path.is_dir():
         for f in path.iterdir():
             if f.is_file() and f.name.endswith("_gut.txt"):
-                texts[f.name] = f.read_bytes().decode("utf-8")
+                texts[f.name] = _decode(f.read_bytes(), f)
     elif path.is_file():
         try:
             with tarfile.open(path, "r:*") as tf:
                 for member in tf.getmembers():
                     name = member.name.rsplit("/", 1)[-1]
                     if member.isfile() and "/shksprdata/texts/" in member.name and name.endswith("_gut.txt"):
-                        texts[name] = tf.extractfile(member).read().decode("utf-8")
+                        texts[name] = _decode(tf.extractfile(member).read(), f"{path}:{member.name}")
         except (tarfile.TarError, OSError) as exc:
             raise ShakespeareUnavailableError(f"cannot read the archive {path}: {exc}. " + _HOW_TO) from exc
     else:
@@ -195,7 +213,7 @@ def _write_atomic(path, text):
 
 
 def _read_verified(path, verify, origin):
-    text = pathlib.Path(path).read_bytes().decode("utf-8")
+    text = _decode(pathlib.Path(path).read_bytes(), path)
     if verify and _sha256(text) != SHAKESPEARE_SHA256:
         raise ShakespeareUnavailableError(
             f"the Shakespeare text at {path} ({origin}) has sha256 {_sha256(text)[:16]}..., "
@@ -242,15 +260,15 @@ def shakespeare(path=None, cache=None, verify=True):
     """
     for origin, candidate in (("path argument", path), (_ENV_VAR, os.environ.get(_ENV_VAR) or None)):
         if candidate is not None:
-            if not pathlib.Path(candidate).is_file():
-                name = "path" if origin == "path argument" else _ENV_VAR
+            name = "path" if origin == "path argument" else _ENV_VAR
+            if not _as_path(candidate, name).is_file():
                 raise ValueError(f"{name} must name an existing file, got {str(candidate)!r}. " + _HOW_TO)
             return _read_verified(candidate, verify, origin)
-    folder = pathlib.Path(cache) if cache is not None else cache_dir()
+    folder = _as_path(cache, "cache") if cache is not None else cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / _FILE_NAME
     if target.is_file():
-        text = target.read_bytes().decode("utf-8")
+        text = target.read_bytes().decode("utf-8", errors="replace")  # a damaged cache is rebuilt
         if _sha256(text) == SHAKESPEARE_SHA256:
             return text
     source = _installed_texts()

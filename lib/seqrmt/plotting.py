@@ -19,7 +19,7 @@ import contextlib
 import matplotlib as mpl
 import numpy as np
 
-from ._validation import check_array
+from ._validation import check_array, check_axes, check_label, check_positive, check_size
 
 __all__ = [
     "BOOK_STYLE",
@@ -120,6 +120,15 @@ def subplots(nrows=1, ncols=1, row_height=ROW_HEIGHT, **kwargs):
     return plt.subplots(nrows, ncols, figsize=(COLUMN_WIDTH, row_height * nrows), **kwargs)
 
 
+_MAX_BINS = 100_000  # more bins than pixels in any figure
+
+
+def _pair(value, name):
+    """Two finite numbers ``(a, b)``."""
+    pair = check_array(value, name, shape=(2,))
+    return float(pair[0]), float(pair[1])
+
+
 def hist_vs_density(ax, samples, x, density, bins=50, sim_label="simulation",
                     theory_label="theory", hist_range=None, atom=None, color=None):
     """Overlay a density-normalised histogram of ``samples`` and a theoretical density.
@@ -148,14 +157,31 @@ def hist_vs_density(ax, samples, x, density, bins=50, sim_label="simulation",
     -------
     matplotlib.axes.Axes
     """
+    check_axes(ax)
     samples = check_array(samples, "samples").ravel()
     x = check_array(x, "x", ndim=1)
     density = check_array(density, "density", shape=(x.size,))
+    if isinstance(bins, (np.ndarray, list, tuple)):
+        edges = check_array(bins, "bins", ndim=1)
+        if edges.size < 2 or np.any(np.diff(edges) <= 0):
+            raise ValueError("bins must be an increasing sequence of at least two edges")
+    else:
+        check_size(bins, "bins")
+        if bins > _MAX_BINS:
+            raise ValueError(f"bins must be at most {_MAX_BINS}, got {bins}")
+    if hist_range is not None:
+        lo, hi = _pair(hist_range, "hist_range")
+        if not lo < hi:
+            raise ValueError(f"hist_range must be increasing, got {hist_range}")
+    if atom is not None:
+        loc, mass = _pair(atom, "atom")
+        check_positive(mass, "atom")
+    check_label(sim_label, "sim_label")
+    check_label(theory_label, "theory_label")
     ax.hist(samples, bins=bins, range=hist_range, density=True, color=SIM_COLOR,
             alpha=0.45, edgecolor="white", linewidth=0.5, label=sim_label)
     ax.plot(x, density, color=color or THEORY_COLOR, lw=2, label=theory_label)
     if atom is not None:
-        loc, mass = atom
         top = ax.get_ylim()[1]
         ax.vlines(loc, 0, 0.8 * top, color=color or THEORY_COLOR, lw=3)
         ax.plot([loc], [0.8 * top], "^", color=color or THEORY_COLOR, ms=8)
@@ -188,12 +214,19 @@ def curve_vs_mc(ax, x, y_theory, x_mc, y_mc, y_err=None, theory_label="theory",
     -------
     matplotlib.axes.Axes
     """
+    check_axes(ax)
     x = check_array(x, "x", ndim=1)
     y_theory = check_array(y_theory, "y_theory", shape=(x.size,))
+    check_label(theory_label, "theory_label")
+    check_label(mc_label, "mc_label")
+    if not isinstance(marker, str):
+        raise ValueError(f"marker must be a matplotlib marker string, got {type(marker).__name__}")
     x_mc = check_array(x_mc, "x_mc", ndim=1)
     y_mc = check_array(y_mc, "y_mc", shape=(x_mc.size,))
     if y_err is not None:
         y_err = check_array(y_err, "y_err", shape=(x_mc.size,))
+        if np.any(y_err < 0):
+            raise ValueError("y_err must be non-negative (half-lengths of the error bars)")
     line, = ax.plot(x, y_theory, lw=2, color=color, label=theory_label)
     ax.errorbar(x_mc, y_mc, yerr=y_err, fmt=marker, ms=5, capsize=3, lw=1.2,
                 color=line.get_color(), mfc="white", mew=1.5, label=mc_label)
@@ -226,11 +259,18 @@ def mean_spread(ax, truth, theory_mean, theory_sd, mc_mean, mc_sd, n_sd=2.0, lab
 
     Used in: Chapter 1, "A linear generative model of next tokens".
     """
+    check_axes(ax)
     truth = check_array(truth, "truth", ndim=1)
     k = truth.size
+    n_sd = check_positive(n_sd, "n_sd")
+    if labels is not None and (isinstance(labels, str) or len(labels) != k):
+        raise ValueError(f"labels must be a sequence of {k} tick labels, got {labels!r}")
     arrays = [check_array(a, name, shape=(k,)) for a, name in
               ((theory_mean, "theory_mean"), (theory_sd, "theory_sd"), (mc_mean, "mc_mean"), (mc_sd, "mc_sd"))]
     theory_mean, theory_sd, mc_mean, mc_sd = arrays
+    for sd, name in ((theory_sd, "theory_sd"), (mc_sd, "mc_sd")):
+        if np.any(sd < 0):
+            raise ValueError(f"{name} must be non-negative")
     x = np.arange(k)
     ax.plot(x - 0.22, truth, "kx", ms=9, mew=2, label="truth")
     ax.errorbar(x, theory_mean, yerr=n_sd * theory_sd, fmt="s", color=THEORY_COLOR, capsize=4,

@@ -22,7 +22,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from ._validation import check_allocation, check_array, check_callable, check_positive, check_positive_int, check_size
+from ._validation import (
+    check_allocation,
+    check_array,
+    check_callable,
+    check_positive,
+    check_positive_int,
+    check_returned,
+    check_size,
+)
 from .utils import ConvergenceError, as_generator, single_threaded_blas
 
 __all__ = [
@@ -307,7 +315,7 @@ def stieltjes_inversion(stieltjes, x, eps=1e-6):
     check_callable(stieltjes, "stieltjes")
     x = check_array(x, "x")
     eps = check_positive(eps, "eps")
-    return np.asarray(stieltjes(x + 1j * eps)).imag / np.pi
+    return check_returned(stieltjes(x + 1j * eps), "stieltjes", allow_complex=True).imag / np.pi
 
 
 def empirical_stieltjes(eigs, z):
@@ -854,8 +862,8 @@ def ks_distance(samples, cdf):
     check_callable(cdf, "cdf")
     x = np.sort(check_array(samples, "samples").ravel())
     n = x.size
-    F = np.asarray(cdf(x), dtype=float)
-    F_left = np.asarray(cdf(np.nextafter(x, -np.inf)), dtype=float)
+    F = check_returned(cdf(x), "cdf")
+    F_left = check_returned(cdf(np.nextafter(x, -np.inf)), "cdf")
     Fn = np.searchsorted(x, x, side="right") / n
     Fn_left = np.searchsorted(x, x, side="left") / n
     return float(max(np.max(np.abs(Fn - F)), np.max(np.abs(Fn_left - F_left))))

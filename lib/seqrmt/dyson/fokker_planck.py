@@ -30,7 +30,7 @@ import numpy as np
 from scipy import sparse
 from scipy.linalg import eigh_tridiagonal
 
-from .._validation import check_array, check_positive, check_positive_int
+from .._validation import check_array, check_positive, check_positive_int, check_returned
 
 __all__ = [
     "potential_on_grid",
@@ -272,6 +272,7 @@ def fokker_planck_mean(V, g2, x_grid, x0, times, n_states=40, f=None):
     fx = x if f is None else np.asarray(f(x), dtype=float)
     if fx.shape != x.shape:
         raise ValueError("f must return one value per grid point")
+    check_returned(fx, "f")
     coef = psi[j0] / psi[j0, 0] * (np.sum((fx * psi[:, 0])[:, None] * psi, axis=0) * h)
     return np.exp(-np.outer(times, E)) @ coef
 

@@ -184,7 +184,7 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None, bin_model="ave
     range : tuple of float, optional
         Histogram range, e.g. ``(0, 1.2 * x_plus)``.
     n_total : int, optional
-        Normalising count (default ``eigs.size``).
+        Normalising count, at least ``eigs.size`` (default ``eigs.size``).
     bin_model : {"average", "centre"}
         Compare the histogram with the model's bin averages (default) or its values at the
         bin centres.
@@ -218,6 +218,9 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None, bin_model="ave
     if np.ptp(x) == 0:
         raise ValueError(f"eigs has zero spread (all equal to {x[0]:g}); no bulk can be fitted")
     n = x.size if n_total is None else check_positive_int(n_total, "n_total")
+    if n < x.size:
+        raise ValueError(f"n_total ({n}) must be at least the number of eigenvalues given ({x.size}): "
+                         "it counts them all, including those outside the bulk")
     try:
         edges = np.histogram_bin_edges(x, bins=bins, range=range)
     except (ValueError, TypeError) as exc:

@@ -57,7 +57,7 @@ class TrainConfig:
     seed : int
         Seed of the batches and of dropout.
     device : str, torch.device or None
-        Training device (``None``: the model's device).
+        Training device (``None``: the model's device); a name torch does not know is refused here.
     snapshot_iters : sequence of int
         Steps (0 = before training, up to ``max_iters``) at which the per-head weights are saved.
     snapshot_kinds : sequence of str
@@ -104,6 +104,11 @@ class TrainConfig:
         if self.snapshot_iters and self.snapshot_iters[-1] > self.max_iters:
             raise ValueError(f"snapshot_iters must not exceed max_iters={self.max_iters}")
         self.snapshot_kinds = tuple(check_choice(k, "snapshot_kinds", _QKV_KINDS) for k in self.snapshot_kinds)
+        if self.device is not None:  # a misspelt device fails here, not after the data are prepared
+            try:
+                torch.device(self.device)
+            except (RuntimeError, TypeError, ValueError) as exc:
+                raise ValueError(f"device must name a torch device (e.g. 'cpu', 'cuda'), got {self.device!r}") from exc
 
 
 @dataclass

@@ -37,6 +37,7 @@ from .._validation import (
     check_positive_int,
     check_positive_weights,
     check_prob_columns,
+    check_returned,
     check_size,
 )
 from ..utils import ConvergenceError, single_threaded_blas
@@ -399,7 +400,8 @@ def train_linear(Hbar, P, pi, method="gd", eta=None, max_iter=10_000, record_at=
                 if store:
                     snapshots.append(W.copy())
                 if W_star is not None and project_F is not None:
-                    rec["dist_F"][i_rec] = np.linalg.norm(project_F(W) - W_star)
+                    PW = check_returned(project_F(W), "project_F", W.shape)
+                    rec["dist_F"][i_rec] = np.linalg.norm(PW - W_star)
                 if W_mm is not None and rec["norm"][i_rec] > 0:
                     rec["cos_mm"][i_rec] = np.sum(W * W_mm) / (rec["norm"][i_rec] * mm_norm)
                     if W_star is not None:
