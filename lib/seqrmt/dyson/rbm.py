@@ -38,6 +38,7 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
+from ..ensemble import progress_bar
 from ..utils import as_generator, mean_se, single_threaded_blas
 from . import universality as _univ
 
@@ -496,7 +497,7 @@ def _check_training(K_target, n_h, mu2, lr, steps, sigma_h, w_std):
             check_positive(sigma_h, "sigma_h"), check_positive(w_std, "w_std"))
 
 
-def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=0.1):
+def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=0.1, progress=None):
     r"""Train the Gaussian RBM with the exact (mean-field) gradient.
 
     Iterates :math:`W\leftarrow W+\alpha\sigma_h^2\big[(K^{\rm target})^{-1}-(\mu^2I-\sigma_h^2WW^\top)^{-1}\big]W`
@@ -521,6 +522,9 @@ def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=
         Hidden-unit standard deviation.
     w_std : float
         Standard deviation of the initial weights.
+    progress : bool or None
+        Show a progress bar (one update per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
+        CI (:func:`seqrmt.ensemble.progress_enabled`).
 
     Returns
     -------
@@ -542,7 +546,7 @@ def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=
     s2 = sigma_h**2
     eye = np.eye(n_v)
     with single_threaded_blas():
-        for n in range(steps):
+        for n in progress_bar(range(steps), desc="RBM exact-gradient steps", enabled=progress):
             M = mu2 * eye - s2 * (W @ W.T)
             try:
                 W = W + lr * s2 * (C_target - np.linalg.inv(M)) @ W
@@ -584,7 +588,7 @@ class PCDTrajectory(NamedTuple):
 
 
 def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, sigma_h=1.0,
-                  record_steps=None, init="random", w_std=0.1):
+                  record_steps=None, init="random", w_std=0.1, progress=None):
     r"""Train an ensemble of Gaussian RBMs by persistent contrastive divergence, vectorised over seeds.
 
     Each update (one "epoch"): ``k`` Gibbs sweeps on each of the ``batch`` persistent chains,
@@ -621,6 +625,9 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
         ``(n_seeds, n_v, n_h)`` starts there, with chains drawn from the model distribution.
     w_std : float
         Standard deviation of the random initial weights.
+    progress : bool or None
+        Show a progress bar (one update of the whole ensemble per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
+        CI (:func:`seqrmt.ensemble.progress_enabled`).
 
     Returns
     -------
@@ -687,7 +694,7 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
         record(W, 0)
         rec = 1
     with single_threaded_blas():
-        for n in range(1, steps + 1):
+        for n in progress_bar(range(1, steps + 1), desc="RBM PCD updates", enabled=progress):
             for _ in range(k):
                 h = s2 * (phi @ W) + sigma_h * rng.standard_normal((n_seeds, batch, n_h))
                 phi = (h @ W.transpose(0, 2, 1)) / mu2 + rng.standard_normal((n_seeds, batch, n_v)) / mu

@@ -137,7 +137,7 @@ class KeySpectraRuns:
         return hashlib.sha256(blob).hexdigest()
 
 
-def train_key_spectra(dataset, seeds=(0, 1, 2), max_iters=5000, steps=DEFAULT_STEPS):
+def train_key_spectra(dataset, seeds=(0, 1, 2), max_iters=5000, steps=DEFAULT_STEPS, progress=None):
     """Train the talk's nano-GPT once per seed on the CPU and record its key matrices.
 
     Parameters
@@ -150,6 +150,9 @@ def train_key_spectra(dataset, seeds=(0, 1, 2), max_iters=5000, steps=DEFAULT_ST
         Training steps.
     steps : sequence of int
         Snapshot steps, within ``[0, max_iters]`` (``max_iters`` is always added).
+    progress : bool or None
+        Show a progress bar (the training steps of each seed); ``None``: on at the paper's size, off at the book's size and under
+        CI (:func:`seqrmt.ensemble.progress_enabled`).
 
     Returns
     -------
@@ -178,13 +181,13 @@ def train_key_spectra(dataset, seeds=(0, 1, 2), max_iters=5000, steps=DEFAULT_ST
         raise ValueError(f"steps must not exceed max_iters={max_iters}")
     cfg = GPTConfig.aarts(vocab_size=dataset.vocab_size)
     keys, losses, state, tcfg = [], [], {}, None
-    for seed in seeds:
+    for seed in seeds:  # one bar per seed (train_gpt's)
         model = build_gpt(cfg, seed=seed, device="cpu")
         tcfg = aarts_train_config(max_iters, seed, steps)
         loss = {}
         res = train_gpt(model, dataset.train, None, tcfg,
                         on_snapshot=lambda it, m: loss.__setitem__(
-                            it, validation_loss(m, dataset.val, batch_size=512)))
+                            it, validation_loss(m, dataset.val, batch_size=512)), progress=progress)
         keys.append(np.stack([res.snapshots["key"][t] for t in steps]).astype(np.float32))
         losses.append([loss[t] for t in steps])
         if not state:

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from .._validation import check_choice, check_nonnegative, check_positive, check_positive_int, check_size
+from ..ensemble import progress_bar
 from ..utils import torch_device
 from .config import _QKV_KINDS, _check_nonneg_int
 from .model import GPT, _check_ids, head_weights
@@ -303,7 +304,7 @@ def _make_optimizer(model, config, device):
         return torch.optim.AdamW(groups, foreach=True, **kw)
 
 
-def train_gpt(model, train_tokens, val_tokens=None, config=None, on_snapshot=None):
+def train_gpt(model, train_tokens, val_tokens=None, config=None, on_snapshot=None, progress=None):
     """Train ``model`` on random windows of ``train_tokens`` with AdamW.
 
     Each step: sample a batch (:func:`sample_batch`), forward, backward, clip the gradient norm,
@@ -323,6 +324,9 @@ def train_gpt(model, train_tokens, val_tokens=None, config=None, on_snapshot=Non
         Called as ``on_snapshot(step, model)`` at every step of ``config.snapshot_iters``, after
         the weights are saved (e.g. to measure the whole-split validation loss there); the model
         is in training mode again afterwards.
+    progress : bool or None
+        Show a progress bar (one step per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
+        CI (:func:`seqrmt.ensemble.progress_enabled`).
 
     Returns
     -------
@@ -380,7 +384,7 @@ def train_gpt(model, train_tokens, val_tokens=None, config=None, on_snapshot=Non
 
     model.train()
     snapshot(0)
-    for it in range(config.max_iters):
+    for it in progress_bar(range(config.max_iters), desc="GPT training steps", enabled=progress):
         if config.eval_interval and it % config.eval_interval == 0:
             evaluate(it)
         t0 = time.perf_counter()

@@ -40,6 +40,7 @@ from .._validation import (
     check_returned,
     check_size,
 )
+from ..ensemble import progress_bar
 from ..utils import ConvergenceError, single_threaded_blas
 
 __all__ = [
@@ -278,7 +279,7 @@ class LinearRun:
 
 def train_linear(Hbar, P, pi, method="gd", eta=None, max_iter=10_000, record_at=None,
                  W_star=None, W_mm=None, project_F=None, W0=None, betas=(0.9, 0.99),
-                 eps=1e-8, tol=None, store=False):
+                 eps=1e-8, tol=None, store=False, progress=None):
     r"""Run GD, normalised GD or Adam on the linear NTP cross-entropy and record the theory's metrics.
 
     Updates, with :math:`g_k=\nabla\mathrm{CE}(W_{k-1})`:
@@ -323,6 +324,9 @@ def train_linear(Hbar, P, pi, method="gd", eta=None, max_iter=10_000, record_at=
         not happen within ``max_iter`` iterations. By default all ``max_iter`` iterations are run.
     store : bool
         Keep copies of :math:`W_k` at the recorded iterations (``LinearRun.snapshots``).
+    progress : bool or None
+        Show a progress bar (one iteration per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
+        CI (:func:`seqrmt.ensemble.progress_enabled`).
 
     Returns
     -------
@@ -379,7 +383,7 @@ def train_linear(Hbar, P, pi, method="gd", eta=None, max_iter=10_000, record_at=
     k = 0
     converged = False
     with single_threaded_blas():
-        for k in range(1, max_iter + 1):
+        for k in progress_bar(range(1, max_iter + 1), desc="linear NTP iterations", enabled=progress):
             G, _ = _softmax_residual(W @ Hbar, P, pi, logP, need_gap=False)
             grad = G @ HbarT
             if method == "gd":

@@ -38,6 +38,7 @@ from .._validation import (
     check_size,
 )
 from ..nanogpt import GPTConfig, build_gpt
+from ..ensemble import progress_bar
 from ..utils import torch_device
 from .data import NTPData
 from .geometry import (
@@ -81,7 +82,7 @@ class NTPTrainResult:
 
 
 def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=1e-6, milestones=(), gamma=0.4,
-                          record=None, seed=0, device="cpu"):
+                          record=None, seed=0, device="cpu", progress=None):
     r"""Train :class:`seqrmt.nanogpt.GPT` full batch on next-token data and record its geometry.
 
     Every epoch is one AdamW step on :math:`\sum_j\hat\pi_j\,\mathrm{CE}(\hat p_j,\mathbb S(\ell_j))`,
@@ -113,6 +114,9 @@ def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=
         Seed of the initialisation (:func:`seqrmt.nanogpt.build_gpt`).
     device : str, torch.device or None
         ``"cpu"`` by default; ``None`` picks CUDA when available (:func:`seqrmt.utils.torch_device`).
+    progress : bool or None
+        Show a progress bar (one epoch per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
+        CI (:func:`seqrmt.ensemble.progress_enabled`).
 
     Returns
     -------
@@ -159,7 +163,7 @@ def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=
     scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=milestones, gamma=gamma)
     losses = torch.zeros(epochs + 1, device=dev)
     saved, wanted = {"W": [], "H": [], "logits": []}, set(rec.tolist())
-    for t in range(epochs + 1):
+    for t in progress_bar(range(epochs + 1), desc="NTP transformer epochs", enabled=progress):
         h = model.hidden_states(idx)[:, -1]  # (m, d)
         logits = model.lm_head(h)  # (m, V)
         loss = -(target * F.log_softmax(logits, dim=-1)).sum()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_array, check_positive, check_size
+from ..ensemble import progress_bar
 from ..utils import ConvergenceError, as_generator, single_threaded_blas
 from .geometry import in_support_logits, max_margin_coefficient, project_T
 from .linear import frobenius_cosine, _adam_step, _check_finite, _check_problem, _softmax_residual, log_spaced_steps
@@ -171,7 +172,7 @@ class UFMRun:
 
 def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
               init_scale=0.1, W0=None, H0=None, optimizer="gd", betas=(0.9, 0.999),
-              eps=1e-8, tol=None, L_target=None, store=False, dtype=np.float64):
+              eps=1e-8, tol=None, L_target=None, store=False, dtype=np.float64, progress=None):
     r"""Train the UFM :math:`\min_{W,H}\mathrm{CE}(WH)+\frac\lambda2(\|W\|_F^2+\|H\|_F^2)`.
 
     Full-batch gradient descent (the default; step ``eta``) or Adam, from
@@ -214,6 +215,9 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
         Keep copies of :math:`W_t`, :math:`H_t`, :math:`L_t=W_tH_t` at the recorded steps.
     dtype : numpy dtype
         ``float64`` (default) or ``float32`` (about twice faster on large problems).
+    progress : bool or None
+        Show a progress bar (one step per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
+        CI (:func:`seqrmt.ensemble.progress_enabled`).
 
     Returns
     -------
@@ -283,7 +287,7 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
     t = 0
     stopped = False
     with single_threaded_blas():
-        for t in range(0, max_iter + 1):
+        for t in progress_bar(range(0, max_iter + 1), desc="UFM steps", enabled=progress):
             L = W @ H
             do_rec = i_rec < n_rec and t == record_at[i_rec]
             G, gap = _softmax_residual(L, Pd, pid, logPd, need_gap=do_rec)

@@ -1,0 +1,126 @@
+"""Long library loops report progress on stderr when asked, and print nothing otherwise (issue 19, item 2).
+
+The default (``progress=None``) is off at the book's size and under CI, so the committed notebook
+outputs do not change; ``SEQRMT_PROGRESS=1`` or the paper size turns it on.
+"""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+def _gpt():
+    from seqrmt.nanogpt import GPTConfig, TrainConfig, build_gpt, train_gpt
+
+    model = build_gpt(GPTConfig(vocab_size=5, block_size=8, n_layer=1, n_head=1, n_embd=8), device="cpu")
+    cfg = TrainConfig(batch_size=4, max_iters=3, eval_interval=0, verbose=False)
+    return lambda progress: train_gpt(model, np.arange(60) % 5, config=cfg, progress=progress)
+
+
+def _key_spectra():
+    from seqrmt.data import CharDataset, CharTokenizer, train_val_split
+    from seqrmt.nanogpt.key_spectra import train_key_spectra
+
+    text = "to be or not to be, that is the question. " * 40
+    tok = CharTokenizer(text)
+    ds = CharDataset(*train_val_split(tok.encode(text)), tok)
+    return lambda progress: train_key_spectra(ds, seeds=(0,), max_iters=2, steps=(0,), progress=progress)
+
+
+def _ntp_transformer():
+    from seqrmt.nanogpt import GPTConfig
+    from seqrmt.ntp import NTPData
+    from seqrmt.ntp.transformer import train_ntp_transformer
+
+    data = NTPData.from_counts([[2, 0], [2, 1], [0, 3]])
+    cfg = GPTConfig.llama(4, out_vocab_size=3, n_layer=1, n_embd=16, head_dim=4, mlp_hidden=32)
+    return lambda progress: train_ntp_transformer(data, [[1, 2], [3, 2]], cfg, epochs=4, lr=1e-2,
+                                                  record=[0, 4], progress=progress)
+
+
+_P = np.array([[0.5, 1.0], [0.5, 0.0]])
+
+
+def _ufm():
+    from seqrmt.ntp import train_ufm
+
+    return lambda progress: train_ufm(_P, [0.5, 0.5], d=2, lam=0.01, max_iter=10, rng=0, record_at=[10],
+                                      progress=progress)
+
+
+def _linear():
+    from seqrmt.ntp import train_linear
+
+    return lambda progress: train_linear(np.eye(2), _P, np.array([0.5, 0.5]), eta=1.0, max_iter=10,
+                                         progress=progress)
+
+
+def _rbm_exact():
+    from seqrmt.dyson import rbm_target_kernel, train_rbm_exact
+
+    return lambda progress: train_rbm_exact(rbm_target_kernel(4, 4.0), 4, 9.0, 0.1, 10, rng=0,
+                                            progress=progress)
+
+
+def _rbm_pcd():
+    from seqrmt.dyson import rbm_target_kernel, train_rbm_pcd
+
+    return lambda progress: train_rbm_pcd(rbm_target_kernel(4, 4.0), 4, 9.0, 0.1, 4, 10, 2, rng=0,
+                                          progress=progress)
+
+
+LOOPS = {
+    "GPT training steps": _gpt,
+    "key spectra (GPT training steps)": _key_spectra,
+    "NTP transformer epochs": _ntp_transformer,
+    "UFM steps": _ufm,
+    "linear NTP iterations": _linear,
+    "RBM exact-gradient steps": _rbm_exact,
+    "RBM PCD updates": _rbm_pcd,
+}
+
+
+@pytest.fixture
+def book_size(monkeypatch):
+    for var in ("CI", "SEQRMT_PROGRESS", "SEQRMT_SCALE"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.mark.parametrize("label", sorted(LOOPS))
+def test_progress_bar_on_stderr_when_enabled_and_silent_otherwise(label, book_size, capsys, monkeypatch):
+    run = LOOPS[label]()
+    desc = label.split("(")[-1].rstrip(")")
+    run(True)
+    out, err = capsys.readouterr()
+    assert desc in err and "it/s" in err  # tqdm's text bar, on stderr
+    assert desc not in out
+    run(False)
+    assert capsys.readouterr() == ("", "")
+    run(None)  # the default at the book's size: nothing
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setenv("SEQRMT_PROGRESS", "1")
+    run(None)
+    assert desc in capsys.readouterr().err
+    monkeypatch.setenv("SEQRMT_PROGRESS", "0")
+    monkeypatch.setenv("SEQRMT_SCALE", "paper")
+    run(None)
+    assert capsys.readouterr().err == ""
+    monkeypatch.delenv("SEQRMT_PROGRESS")
+    monkeypatch.setenv("CI", "true")  # paper size under CI: still silent
+    run(None)
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_does_not_change_results(book_size):
+    a, b = _rbm_pcd()(True), _rbm_pcd()(False)
+    np.testing.assert_array_equal(a.eigs, b.eigs)
+    np.testing.assert_array_equal(_rbm_exact()(True), _rbm_exact()(False))
+    a, b = _ufm()(True), _ufm()(False)
+    np.testing.assert_array_equal(a.ce_gap, b.ce_gap)
+
+
+@pytest.mark.parametrize("bad", ["yes", 1.5])
+def test_progress_argument_is_checked(bad, book_size):
+    with pytest.raises(ValueError, match="progress"):
+        _ufm()(bad)
