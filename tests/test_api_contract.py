@@ -896,6 +896,8 @@ EXEMPT = {
     "data.shakespeare_dataset": "downloads or reads the full corpus (tests/test_data.py)",
     "nanogpt.cli.main": "command line: argparse reports bad options (tests/test_nanogpt.py)",
     "nanogpt.key_spectra.KeySpectraRuns.save": "writes a file (tests/test_nanogpt_key_spectra.py)",
+    "paper.run_paper": "starts a Jupyter kernel; arguments checked in tests/test_paper.py",
+    "paper.main": "command line: bad options give exit status 2 (tests/test_paper.py)",
 }
 
 

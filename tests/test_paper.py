@@ -1,0 +1,97 @@
+"""``python -m seqrmt.paper``: a paper-size run of a notebook into _build/paper/, never in place (issue 19, item 3).
+
+Run on tiny generated notebooks (a Jupyter kernel starts for each of the two runs), not the book's.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("nbclient")
+
+
+def _notebook(path, cells):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# A tiny chapter")] + [nbformat.v4.new_code_cell(c) for c in cells]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+def _run(cwd, *args, env=None):
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("SEQRMT_JOBS", None)
+    full_env.pop("CI", None)
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib")
+    full_env["PYTHONPATH"] = lib + os.pathsep + full_env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "seqrmt.paper", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=300)
+
+
+CELLS = [
+    "import os\nfrom seqrmt.utils import preset\nprint('scale', os.environ['SEQRMT_SCALE'], preset(book=1, paper=2))",
+    "from seqrmt.ensemble import n_jobs, progress_bar\nprint('jobs', n_jobs())\n"
+    "for _ in progress_bar(range(3), desc='demo loop'):\n    pass",
+]
+
+
+def test_paper_run_writes_to_build_paper_with_progress_workers_and_time(tmp_path):
+    src = _notebook(tmp_path / "notebooks" / "part9" / "tiny.ipynb", CELLS)
+    before = src.read_bytes()
+    proc = _run(tmp_path, "notebooks/part9/tiny.ipynb", "--jobs", "2", "--timeout", "120")
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr
+    assert "ensemble workers: 2 (SEQRMT_JOBS=2)" in err
+    assert "cell 1/2" in err and "cell 2/2" in err and "done in" in err
+    assert "scale paper 2" in err and "jobs 2" in err  # the notebook's output, streamed
+    assert "demo loop" in err  # its progress bar too (on at paper size)
+    assert "finished in" in err
+    assert src.read_bytes() == before  # the committed notebook is untouched
+    out = tmp_path / "_build" / "paper" / "notebooks" / "part9" / "tiny.ipynb"
+    nb = nbformat.read(out, as_version=4)
+    texts = ["".join(o.get("text", "")) for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert "scale paper 2\n" in texts and "jobs 2\n" in texts
+    meta = nb.metadata["seqrmt_paper"]
+    assert meta["scale"] == "paper" and meta["jobs"] == 2 and meta["error"] is None and meta["seconds"] > 0
+
+
+def test_failing_cell_gives_exit_status_1_and_a_partial_notebook(tmp_path):
+    src = _notebook(tmp_path / "bad.ipynb", ["print('first cell ran')", "raise RuntimeError('boom')",
+                                             "print('never')"])
+    proc = _run(tmp_path, str(src), "--out-dir", "out", "--quiet")
+    assert proc.returncode == 1
+    assert "FAILED: RuntimeError: boom" in proc.stderr
+    assert "\nfirst cell ran\n" not in proc.stderr  # --quiet: the notebook's output is not echoed
+    nb = json.loads((tmp_path / "out" / "bad.ipynb").read_text())
+    assert nb["metadata"]["seqrmt_paper"]["error"]
+    assert nb["cells"][1]["outputs"][0]["text"] == ["first cell ran\n"]
+
+
+def test_never_in_place_and_bad_arguments(tmp_path):
+    from seqrmt.paper import run_paper
+
+    src = _notebook(tmp_path / "tiny.ipynb", ["print(1)"])
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with pytest.raises(ValueError, match="overwrite"):
+            run_paper("tiny.ipynb", out_dir=".")
+        for kwargs, name in ((dict(timeout=0), "timeout"), (dict(timeout=float("nan")), "timeout"),
+                             (dict(jobs=0), "jobs"), (dict(jobs=2.5), "jobs"), (dict(scale="huge"), "scale")):
+            with pytest.raises(ValueError, match=name):
+                run_paper("tiny.ipynb", **kwargs)
+        with pytest.raises(ValueError, match="notebook"):
+            run_paper("missing.ipynb")
+    finally:
+        os.chdir(cwd)
+    assert _run(tmp_path, "tiny.ipynb", "--out-dir", ".").returncode == 2
+    for bad in (["--jobs", "0"], ["--jobs", "two"], ["--timeout", "-1"]):
+        proc = _run(tmp_path, "tiny.ipynb", *bad)
+        assert proc.returncode == 2 and "must be" in proc.stderr
+    assert not (tmp_path / "_build").exists()
+    assert nbformat.read(src, as_version=4).cells[1].outputs == []
