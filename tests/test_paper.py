@@ -95,3 +95,24 @@ def test_never_in_place_and_bad_arguments(tmp_path):
         assert proc.returncode == 2 and "must be" in proc.stderr
     assert not (tmp_path / "_build").exists()
     assert nbformat.read(src, as_version=4).cells[1].outputs == []
+
+
+def test_paper_times_estimate_reads_the_presets(tmp_path):
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "paper_times.py")
+    spec = importlib.util.spec_from_file_location("paper_times", path)
+    pt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pt)
+    nb = _notebook(tmp_path / "x.ipynb", [
+        "n_trials = preset(book=10, paper=100)\nd = preset(book=20, paper=40)",  # one cell: 10 x 2^3
+        "steps, lr = preset(book=10**3, paper=10**4), preset(book=1e-3, paper=1e-4)",  # 10; lr is no cost
+        "flag = preset(book=False, paper=True)",
+    ])
+    rows = {r[0]: r for r in pt.presets(nb)}
+    assert rows["n_trials"][3] == 10 and rows["n_trials"][4] == "count"
+    assert rows["d"][3] == 2 and rows["d"][4] == "dimension"
+    assert rows["steps"][3] == 10 and rows["lr"][4] == "other" and rows["flag"][4] == "other"
+    factor, seconds = pt.estimate(nb, 3.0)
+    assert factor == 80 and seconds == 240
+    assert pt.book_times()["part1_linear_generative/01_sample_covariance"] > 0
