@@ -8,7 +8,7 @@ in plain Jupyter Markdown, with every output kept::
 
     python scripts/editions.py notebooks          # editions/reader/ and editions/student/ (a few seconds)
     python scripts/editions.py notebooks --check  # exit 1 if a committed edition notebook is stale
-    python scripts/editions.py student            # the student site in _build/student/ (a full book build)
+    python scripts/editions.py student [--strict] # the student site in _build/student/ (a full book build)
     python scripts/editions.py check-student PATH ...   # no solution text in these files or folders
 
 **Reader notebooks** (``editions/reader/notebooks/<part>/<name>.ipynb``): what the launch buttons
@@ -807,7 +807,34 @@ def _lead(lead: str, body: str) -> str:
     return f"{lead} {body}"
 
 
+def _one_line_maths(text: str) -> str:
+    """Display maths on one line each: JupyterLab takes maths out before Markdown, so the "> " of
+    a quoted multi-line formula would end up inside the formula."""
+    out, block, end = [], [], None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if end is None:
+            begin = re.match(r"^\\begin\{([a-z]+\*?)\}", stripped)
+            if stripped.startswith("$$") and not (len(stripped) > 2 and stripped.endswith("$$")):
+                block, end = [stripped], "$$"
+            elif begin and not stripped.endswith(f"\\end{{{begin.group(1)}}}"):
+                block, end = [stripped], f"\\end{{{begin.group(1)}}}"
+            else:
+                out.append(line)
+            continue
+        block.append(stripped)
+        if stripped.endswith(end):
+            if any(b.lstrip().startswith("%") for b in block):
+                raise ConversionError("a LaTeX comment (%) inside display maths in a quoted block")
+            out.append(" ".join(b for b in block if b))
+            end = None
+    if end is not None:
+        out += block
+    return "\n".join(out)
+
+
 def _quote(text: str) -> str:
+    text = _one_line_maths(text)
     return "\n".join("> " + line if line.strip() else ">" for line in text.split("\n"))
 
 
@@ -861,7 +888,7 @@ def generate(root: pathlib.Path = ROOT, check: bool = False, out: pathlib.Path |
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(text, encoding="utf-8")
     for path in sorted(out.glob("*/notebooks/**/*.ipynb")):
-        if path not in expected:
+        if path not in expected and not any(part.startswith(".") for part in path.relative_to(out).parts):
             changed.append(str(path.relative_to(root) if path.is_relative_to(root) else path))
             if not check:
                 path.unlink()
@@ -923,7 +950,7 @@ def check_student(paths: list[pathlib.Path], book: Book | None = None) -> list[s
 
 
 # ----------------------------------------------------------------------------- student site
-def build_student(root: pathlib.Path = ROOT) -> int:
+def build_student(root: pathlib.Path = ROOT, strict: bool = False) -> int:
     t0 = time.perf_counter()
     stale = generate(root)
     if stale:
@@ -931,10 +958,11 @@ def build_student(root: pathlib.Path = ROOT) -> int:
     work = root / "_build" / ".student-work"
     dest = root / "_build" / "student"
     env = dict(os.environ, SEQRMT_EDITION="student")
-    cmd = [sys.executable, "-m", "jupyter_book.cli.main", "build", str(root), "--path-output", str(work)]
-    if os.environ.get("SEQRMT_STUDENT_STRICT"):
+    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+           "build", str(root), "--path-output", str(work)]
+    if strict:
         cmd += ["-W", "-n", "--keep-going"]
-    print("editions:", " ".join(cmd[2:]), "(SEQRMT_EDITION=student)", flush=True)
+    print("editions: SEQRMT_EDITION=student jupyter-book", " ".join(cmd[3:]), flush=True)
     rc = subprocess.call(cmd, cwd=root, env=env)
     if rc:
         print("editions: the student build failed", file=sys.stderr)
@@ -959,7 +987,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("notebooks", help="write editions/reader and editions/student from notebooks/")
     p.add_argument("--check", action="store_true", help="only report stale edition notebooks (exit 1)")
-    sub.add_parser("student", help="build the student site into _build/student/ and check it")
+    p = sub.add_parser("student", help="build the student site into _build/student/ and check it")
+    p.add_argument("--strict", action="store_true", help="warnings are errors (-W -n --keep-going)")
     p = sub.add_parser("check-student", help="fail on solution text in these files or folders")
     p.add_argument("paths", nargs="+", type=pathlib.Path)
     args = parser.parse_args(argv)
@@ -975,7 +1004,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if args.command == "student":
-        return build_student()
+        return build_student(strict=args.strict)
     findings = check_student(args.paths)
     for f in findings:
         print(f)
