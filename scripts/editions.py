@@ -433,6 +433,7 @@ class Converter:
         self.attachments: dict[str, dict] = {}
         self.rendered: list[tuple[str, str, str]] = []  # (kind, text, href) of every role, for the site check
         self.solutions: list[str] = []                    # converted solution bodies (reader)
+        self.solution_sources: list[str] = []             # the same, as written in the source
 
     # -- numbers, consumed in the order of pass 1
     def _take(self, figtype: str) -> tuple:
@@ -738,6 +739,7 @@ class Converter:
                 del self.rendered[mark:]
                 return ""
             self.solutions.append(body)
+            self.solution_sources.append(d.body)
             return f"<details>\n<summary>Solution</summary>\n\n{body}\n\n</details>"
         if name in ("solution-start", "solution-end"):
             raise ConversionError(f"{self.doc.docname}: gated solutions are not supported (use {{solution}})")
@@ -912,15 +914,43 @@ def solution_fingerprints(book: Book) -> dict[str, list[str]]:
     return prints
 
 
+def solution_literals(book: Book, min_chars: int = 24) -> set[str]:
+    """Formulas and code of the solutions (>= ``min_chars``, whitespace collapsed), as written in
+    the source (the HTML shows that TeX) and as converted (the notebooks show that), except those
+    that the book also shows outside its solutions (other pages, the library's docstrings)."""
+    literals, public = set(), []
+    for doc in book.docs:
+        public.append(" ".join(_source(c) for c in book.cells(doc)))
+    for docname in notebook_docs(book):
+        _, conv = convert(book, docname, "reader")
+        student, _ = convert(book, docname, "student")
+        public.append(" ".join(_source(c) for c in student["cells"]))
+        for body in conv.solutions + conv.solution_sources:
+            for m in re.finditer(r"\$\$(.+?)\$\$|\$([^$]+)\$|`([^`]+)`", body, re.S):
+                lit = " ".join(next(g for g in m.groups() if g is not None).split())
+                if len(lit) >= min_chars and not re.fullmatch(r"[\w.]+(\(\))?", lit):  # not a bare name
+                    literals.add(lit)
+        src = book.doc(docname)
+        text = " ".join(_source(c) for c in book.cells(src))
+        for body in conv.solution_sources:
+            text = text.replace(body, " ")
+        public[[d.docname for d in book.docs].index(docname)] = text
+    # the API pages show the library's docstrings
+    public += [f.read_text(encoding="utf-8") for f in sorted((book.root / "lib").rglob("*.py"))]
+    public_text = " ".join(" ".join(public).split())
+    return {lit for lit in literals if lit not in public_text}
+
+
 def _plain(text: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
 
 
 def check_student(paths: list[pathlib.Path], book: Book | None = None) -> list[str]:
-    """Findings: solution phrases or solution markers in any file under ``paths``."""
+    """Findings: solution phrases, formulas, code or markers in any file under ``paths``."""
     book = book or Book()
     prints = solution_fingerprints(book)
     phrases = sorted({p for ps in prints.values() for p in ps})
+    literals = sorted(solution_literals(book))
     files = []
     for p in paths:
         files += [f for f in sorted(p.rglob("*")) if f.is_file()] if p.is_dir() else [p]
@@ -945,6 +975,10 @@ def check_student(paths: list[pathlib.Path], book: Book | None = None) -> list[s
         for phrase in phrases:
             if phrase in hay:
                 findings.append(f"{f}: solution text {phrase[:60]!r}")
+                break
+        for lit in literals:
+            if lit in text:
+                findings.append(f"{f}: solution formula or code {lit[:60]!r}")
                 break
     return findings
 

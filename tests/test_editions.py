@@ -20,6 +20,7 @@ import re
 import shutil
 import sys
 import textwrap
+import warnings
 
 import pytest
 
@@ -270,3 +271,43 @@ def test_unknown_syntax_is_refused(small_book, source, message):
     conv = ed.Converter(book, "notebooks/p1/a", "reader")
     with pytest.raises(ed.ConversionError, match=re.escape(message)):
         conv.markdown(source)
+
+
+def _names(src: str) -> tuple[set[str], set[str]]:
+    """Names a cell binds and names it reads (IPython magics and shell lines dropped)."""
+    import ast
+
+    code = "\n".join(line for line in src.split("\n") if not line.lstrip().startswith(("%", "!")))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in notebook strings
+            tree = ast.parse(code)
+    except SyntaxError:
+        return set(), set()
+    bound, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store) else read).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return bound, read
+
+
+def test_dropped_cells_define_nothing_the_edition_notebooks_use():
+    """``remove-cell`` cells (hidden checks) are dropped: nothing after them may need their names."""
+    problems = []
+    for path in sorted((ROOT / "notebooks").glob("*/*.ipynb")):
+        cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+        kept_bound, removed_only = set(), set()
+        for cell in cells:
+            bound, read = _names("".join(cell["source"]))
+            if "remove-cell" in cell["metadata"].get("tags", []):
+                removed_only |= bound - kept_bound
+                continue
+            if used := (read - bound) & removed_only:
+                problems.append(f"{path.name}: {sorted(used)} come only from a remove-cell cell")
+            kept_bound |= bound
+            removed_only -= bound
+    assert not problems, "\n".join(problems)
