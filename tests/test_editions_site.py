@@ -8,6 +8,7 @@ numbering) and its reference texts. This test reads every notebook page of the H
 * the section numbers of the headings ("1.2.3.");
 * the text of every cross-reference ({prf:ref}, {ref}, {numref}, {doc}, {py:func}, links to labels);
 * the text of every citation ("Bai and Silverstein [2010]", "[Anderson et al., 2010, ...]");
+* every glued value ({glue:text});
 * the exercise levels shown on the boxes;
 * the launch buttons (Binder, Colab) and the ".ipynb" download serve the edition notebook
   (``SEQRMT_EDITION=student`` with ``SEQRMT_SITE=_build/student/html`` for the student site).
@@ -70,8 +71,9 @@ def site_page(page: str) -> dict:
     for m in re.finditer(r'<span class="bibtex-citation"[^>]*>(.*?)</span>(?=[^<]*(?:<|$))', article, re.S):
         cites.append(_plain(m.group(1)))
     levels = re.findall(r'<span class="exercise-level">\s*\((level \d)\)', article)
+    glue = [_plain(g) for g in re.findall(r'<span class="pasted-text">(.*?)</span>', article, re.S)]
     return {"numbers": [n for n in numbers if re.search(r"\d", n)], "headings": headings,
-            "refs": refs, "cites": cites, "levels": levels}
+            "refs": refs, "cites": cites, "levels": levels, "glue": glue}
 
 
 def notebook_items(nb: dict, conv) -> dict:
@@ -81,7 +83,9 @@ def notebook_items(nb: dict, conv) -> dict:
     refs = [_md_plain(text) for kind, text, _ in conv.rendered if kind not in ("cite", "glue")]
     cites = [_md_plain(text) for kind, text, _ in conv.rendered if kind == "cite"]
     levels = re.findall(r"\*\*Exercise [\d.]+ \((level \d)\)", md)
-    return {"numbers": numbers, "headings": headings, "refs": refs, "cites": cites, "levels": levels}
+    glue = [_md_plain(text) for kind, text, _ in conv.rendered if kind == "glue"]
+    return {"numbers": numbers, "headings": headings, "refs": refs, "cites": cites, "levels": levels,
+            "glue": glue}
 
 
 def test_reader_notebooks_match_the_built_book():
@@ -102,7 +106,7 @@ def test_reader_notebooks_match_the_built_book():
             if ours[key] != theirs[key]:
                 problems.append(f"{page}: {key} differ:\n  notebook {ours[key]}\n  book     {theirs[key]}")
             checked[key] += len(theirs[key])
-        for key in ("refs", "cites"):
+        for key in ("refs", "cites", "glue"):
             a, b = collections.Counter(ours[key]), collections.Counter(theirs[key])
             if a != b:
                 problems.append(f"{page}: {key} differ: only in notebook {sorted((a - b).elements())}, "
