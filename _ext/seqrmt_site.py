@@ -125,17 +125,22 @@ def disambiguate_years(app: Sphinx) -> None:
         bibdata = app.env.get_domain("cite").data["bibdata"]
     except (KeyError, AttributeError):
         return
+    disambiguate_entries(bibdata.data.entries)
+
+
+def disambiguate_entries(entries) -> None:
+    """The same, on a mapping key -> pybtex entry (also used by scripts/editions.py)."""
     groups: dict[tuple[str, str], list] = {}
-    for key in sorted(bibdata.data.entries):
-        entry = bibdata.data.entries[key]
+    for key in sorted(entries):
+        entry = entries[key]
         m = re.match(r"\d{4}", entry.fields.get("year", ""))
         if not m:
             continue
         entry.fields["year"] = m.group(0)  # idempotent across incremental builds
         groups.setdefault((author_key(entry), m.group(0)), []).append(entry)
-    for (_, year), entries in groups.items():
-        if len(entries) > 1:
-            for i, entry in enumerate(entries):
+    for (_, year), group in groups.items():
+        if len(group) > 1:
+            for i, entry in enumerate(group):
                 entry.fields["year"] = year + "abcdefghijklmnopqrstuvwxyz"[i]
 
 
