@@ -360,6 +360,15 @@ REGISTRY = {
     "bsr.algorithms.interpolator_comparison": dict(n_sets=1, n=20, d=4, L=4, r=1,
                                                    student_ranks=[1], rng=0, solver="SCS",
                                                    max_steps=5),
+    # bsr.symmetric (notebook 2.3: the quadratic network, review W1)
+    "bsr.symmetric.symmetric_stieltjes": dict(z=np.array([0.5 + 0.3j]), kappa=0.5, zeta=0.3,
+                                              _ok="z:*"),
+    "bsr.symmetric.symmetric_density": dict(x=np.array([0.5, 1.0]), kappa=0.5, zeta=0.3,
+                                            _ok="x:neg x:zero x:ndim"),
+    "bsr.symmetric.symmetric_mmse": dict(kappa=0.5, zeta=0.3),
+    "bsr.symmetric.quadratic_network_alpha_pr": dict(kappa=0.5),
+    "bsr.symmetric.quadratic_network_bayes_optimal": dict(alphas=np.array([0.1, 0.2]), kappa=0.5,
+                                                          delta=0.0, tol=1e-10, max_iter=200),
     # ---------------------------------------------------------------- ntp
     "ntp.data.NTPData": dict(S=_S32, P=_P32, pi=np.array([0.5, 0.5])),
     "ntp.data.NTPData.from_counts": dict(counts=np.array([[2, 0], [2, 1], [0, 3]])),
@@ -845,6 +854,8 @@ EXEMPT = {
         "frontiers.features.RandomFeaturesEquivalent", "frontiers.pls.PLSNoise",
         "frontiers.pls.PLSSpike",
     ], "result container (a record filled by library functions)"),
+    **dict.fromkeys(["bsr.symmetric.QuadraticNetworkResult"],
+                    "result container (a record filled by library functions)"),
     # exception types
     **dict.fromkeys([
         "utils.ConvergenceError", "ntp.svm.InfeasibleProgramError",
