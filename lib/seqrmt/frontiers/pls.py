@@ -297,7 +297,7 @@ def pca_overlap(t, ratio):
     .. math::
         \langle\hat u,u\rangle^2\to\frac{1-c/t^2}{1+c/t}\ \text{if } t>\sqrt c,\qquad 0\ \text{otherwise},
 
-    with :math:`c=p/n` (``ratio``) :cite:`plsbaik2005,benaychgeorges2012`.
+    with :math:`c=p/n` (``ratio``) :cite:`masked_paul2007,benaychgeorges2012`.
 
     Parameters
     ----------
