@@ -107,3 +107,51 @@ def test_plot_overlaps_draws_theory_and_shades_the_gap():
     with pytest.raises(ValueError, match="pca"):
         pls.plot_overlaps(ax, grid, [1.0, 3.0], 0.5, 0.75, [0.5, 2.0], st, pca[:1])
     plt.close(fig)
+
+
+# ------------------------------------------------------------------ one-sided signals (issue 22 item 5)
+
+
+def _nested_bbp(t, c_sig, c_other):
+    """One-sided limits (s1, overlap) from an independent route: with no signal in the other view,
+    S S^T = c_other Sigma^{1/2} W Sigma^{1/2}, W white Wishart of ratio c_sig / c_other and
+    Sigma = X^T X / n a spiked sample covariance (outlier l = (1+t)(1+c/t), overlap with u the PCA
+    formula). Baik-Silverstein: the outlier is psi(l) = l + c' l int t/(l-t) dMP_c(t), and its
+    eigenvector overlap with Sigma's top eigenvector is l psi'(l)/psi(l)."""
+    ell, cp = (1 + t) * (1 + c_sig / t), c_sig / c_other
+
+    def psi(x):  # closed-form Marchenko-Pastur Stieltjes transform of ratio c_sig at x > edge
+        g = (x - 1 + c_sig - np.sqrt((x - 1 - c_sig) ** 2 - 4 * c_sig)) / (2 * c_sig * x)
+        return x + cp * x * (-1 + x * g)
+
+    h = 1e-6 * ell
+    dpsi = (psi(ell + h) - psi(ell - h)) / (2 * h)
+    return np.sqrt(c_other * psi(ell)), pls.pca_overlap(t, c_sig) * ell * dpsi / psi(ell)
+
+
+@pytest.mark.parametrize("t_x, t_y", [(4.0, 0.0), (0.0, 4.0)])
+def test_one_sided_signal_is_detected(t_x, t_y):
+    """Signal in one view only: still an outlier and a non-zero overlap on that side (the old
+    code returned 'not detected' with both overlaps 0 whenever t_x t_y = 0)."""
+    c_x, c_y = 0.5, 0.75
+    sp = pls.pls_spike(t_x, t_y, c_x, c_y)
+    assert sp.detected and (t_x + c_x) * (t_y + c_y) > pls.pls_noise(c_x, c_y).threshold
+    signal_x = t_y == 0.0
+    s1_ind, ov_ind = _nested_bbp(t_x, c_x, c_y) if signal_x else _nested_bbp(t_y, c_y, c_x)
+    mine, other = (sp.overlap_u, sp.overlap_v) if signal_x else (sp.overlap_v, sp.overlap_u)
+    assert (sp.singular_value, mine, other) == pytest.approx((s1_ind, ov_ind, 0.0), abs=1e-7)
+    rng = np.random.default_rng(3)
+    mc = []
+    for _ in range(30):
+        X, Y, u, v = pls.two_view_data(800, 400, 600, t_x, t_y, rng)
+        s1, u_hat, v_hat = pls.pls_svd(X, Y)
+        mc.append([s1, (u_hat @ u) ** 2, (v_hat @ v) ** 2])
+    mc = np.array(mc)
+    mean, se = mc.mean(0), mc.std(0, ddof=1) / np.sqrt(len(mc))
+    theory = np.array([sp.singular_value, sp.overlap_u, sp.overlap_v])
+    # 4 se of 30 draws, plus 1 % for the downward finite-size bias of s1 at n = 800 (spec 7.4);
+    # the no-signal side: overlap of a random unit vector, O(1/n), below 0.01
+    assert abs(mean[0] - theory[0]) <= 4 * se[0] + 0.01 * theory[0]
+    k = 1 if signal_x else 2
+    assert abs(mean[k] - theory[k]) <= 4 * se[k]
+    assert mean[3 - k] < 0.01 and theory[3 - k] == 0.0

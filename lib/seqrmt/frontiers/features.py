@@ -1,6 +1,6 @@
 r"""Random-features ridge regression: its high-dimensional equivalent and its linear equivalent.
 
-Setting (Chapter 5.5, the example of :cite:`louart2018` that :cite:`liao2025beyond` generalise).
+Setting (Chapter 5.5, the example of :cite:`louart2018nn` that :cite:`liao2025beyond` generalise).
 Fixed data :math:`X\in\mathbb R^{p\times n}` (columns :math:`x_i`, :math:`\|x_i\|\approx1`), targets
 :math:`y\in\mathbb R^n`, a random first layer :math:`W\in\mathbb R^{N\times p}` with i.i.d.
 :math:`N(0,1)` entries and features :math:`\Sigma=\sigma(WX)\in\mathbb R^{N\times n}`. A ridge

@@ -243,6 +243,17 @@ def pls_spike(t_x, t_y, c_x, c_y):
 
     otherwise it sticks to the edge :math:`b` and both alignments vanish.
 
+    A one-sided signal (:math:`t_y=0`, or :math:`t_x=0`) is no exception: the
+    reduction :math:`S=\sigma ab^\top+N` holds with :math:`b\propto E_Y^\top s`, a pure-noise
+    direction still independent of :math:`N` and of squared norm :math:`c_y`, so the spike
+    :math:`\sigma^2=(t_x+c_x)c_y` is detected above the same threshold and
+    :math:`\langle\hat u,u\rangle^2` is the same formula (while
+    :math:`\langle\hat v,v\rangle^2=0`). Independently, at :math:`t_y=0`,
+    :math:`SS^\top=c_y\hat\Sigma_X^{1/2}W\hat\Sigma_X^{1/2}` with :math:`W` a white Wishart
+    matrix of ratio :math:`c_x/c_y` independent of :math:`\hat\Sigma_X=X^\top X/n`: a sample
+    covariance whose population is itself a spiked sample covariance, which gives the same limits
+    (tests/test_frontiers_pls.py).
+
     Parameters
     ----------
     t_x, t_y : float
@@ -259,6 +270,9 @@ def pls_spike(t_x, t_y, c_x, c_y):
     >>> sp = pls_spike(0.5, 3.0, 0.5, 0.75)
     >>> round(sp.singular_value, 3), round(sp.overlap_u, 3), round(sp.overlap_v, 3)
     (2.294, 0.4, 0.601)
+    >>> one_sided = pls_spike(4.0, 0.0, 0.5, 0.75)  # no signal in Y
+    >>> one_sided.detected, round(one_sided.overlap_u, 3), one_sided.overlap_v
+    (True, 0.683, 0.0)
     """
     t_x = check_nonnegative(t_x, "t_x")
     t_y = check_nonnegative(t_y, "t_y")
@@ -266,7 +280,7 @@ def pls_spike(t_x, t_y, c_x, c_y):
     m_edge = tr.edge_m()
     sigma2 = (t_x + tr.cx) * (t_y + tr.cy)
     z_b, _, _, D_b, _ = tr.values(m_edge)
-    if sigma2 * D_b <= 1.0 or t_x * t_y == 0.0:
+    if sigma2 * D_b <= 1.0:
         return PLSSpike(float(z_b), 0.0, 0.0, False)
     # D decreases from D(b+) to 0 as m goes from the edge to 0
     m = optimize.brentq(lambda mm: tr.values(mm)[3] - 1.0 / sigma2, m_edge, -1e-12 * abs(m_edge),
@@ -283,7 +297,7 @@ def pca_overlap(t, ratio):
     .. math::
         \langle\hat u,u\rangle^2\to\frac{1-c/t^2}{1+c/t}\ \text{if } t>\sqrt c,\qquad 0\ \text{otherwise},
 
-    with :math:`c=p/n` (``ratio``) :cite:`plsbaik2005,benaychgeorges2012`.
+    with :math:`c=p/n` (``ratio``) :cite:`masked_paul2007,benaychgeorges2012`.
 
     Parameters
     ----------
