@@ -410,10 +410,6 @@ def _source(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
-def _slug(title: str) -> str:
-    return re.sub(r"[^\w]+", "-", title.lower()).strip("-")
-
-
 def _escape_link_text(text: str) -> str:
     return text.replace("[", "\\[").replace("]", "\\]")
 
