@@ -22,6 +22,7 @@ import sys
 import textwrap
 import warnings
 
+import nbformat
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -77,6 +78,7 @@ def test_edition_notebooks_are_plain_jupyter(edition, book):
     problems = []
     for path in _edition_notebooks(edition):
         nb = json.loads(path.read_text(encoding="utf-8"))
+        nbformat.validate(nbformat.from_dict(nb))
         md = _outside_code(_markdown(nb))
         problems += [f"{path.name}: {m.group(0)!r}" for m in raw.finditer(md)]
         problems += [f"{path.name}: macro {m.group(0)!r}" for m in macro.finditer(md)]
