@@ -410,10 +410,6 @@ def _source(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
-def _slug(title: str) -> str:
-    return re.sub(r"[^\w]+", "-", title.lower()).strip("-")
-
-
 def _escape_link_text(text: str) -> str:
     return text.replace("[", "\\[").replace("]", "\\]")
 
@@ -898,6 +894,11 @@ def generate(root: pathlib.Path = ROOT, check: bool = False, out: pathlib.Path |
 
 
 # ----------------------------------------------------------------------------- solution check
+def without_maths(markdown: str) -> str:
+    """Markdown without maths, code, link targets, tags and emphasis: the words a reader sees."""
+    return re.sub(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\[([^\]]*)\]\([^)]*\)|<[^>]+>|[*_>#\\]", " ", markdown, flags=re.S)
+
+
 def solution_fingerprints(book: Book) -> dict[str, list[str]]:
     """Per notebook, phrases of every solution: runs of >= 6 plain words (no maths, no code)."""
     prints: dict[str, list[str]] = {}
@@ -905,8 +906,7 @@ def solution_fingerprints(book: Book) -> dict[str, list[str]]:
         _, conv = convert(book, docname, "reader")
         phrases = []
         for body in conv.solutions:
-            plain = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\[([^\]]*)\]\([^)]*\)|<[^>]+>|[*_>#\\]", " ", body, flags=re.S)
-            for chunk in re.split(r"[.;:,()!?\n]", plain):
+            for chunk in re.split(r"[.;:,()!?\n]", without_maths(body)):
                 words = chunk.split()
                 if len(words) >= 6:
                     phrases.append(" ".join(words))

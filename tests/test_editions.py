@@ -22,6 +22,7 @@ import sys
 import textwrap
 import warnings
 
+import nbformat
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -38,6 +39,7 @@ def _editions():
 
 
 ed = _editions()
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="  # 1x1
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +78,7 @@ def test_edition_notebooks_are_plain_jupyter(edition, book):
     problems = []
     for path in _edition_notebooks(edition):
         nb = json.loads(path.read_text(encoding="utf-8"))
+        nbformat.validate(nbformat.from_dict(nb))
         md = _outside_code(_markdown(nb))
         problems += [f"{path.name}: {m.group(0)!r}" for m in raw.finditer(md)]
         problems += [f"{path.name}: macro {m.group(0)!r}" for m in macro.finditer(md)]
@@ -197,10 +200,16 @@ def small_book(tmp_path):
             ```
             """)),
     ])
+    glued_png = {"output_type": "display_data",
+                 "data": {"application/papermill.record/image/png": PNG,
+                          "application/papermill.record/text/plain": "<Figure>"},
+                 "metadata": {"scrapbook": {"name": "figkey", "mime_prefix": "application/papermill.record/"}}}
     b = _nb([
         ("markdown", "# Page B\n\n```{prf:theorem} Second\n:label: thm-b\nSee {doc}`a` and {ref}`ex-b`.\n```\n\n"
                      "````{exercise}\n:label: ex-b\nHard.\n````\n\n```{solution} ex-b\nYes, with a long enough sentence here to fingerprint it.\n```"),
         ("code", "import seqrmt", {"tags": ["hide-cell"]}),
+        ("code", "glue('figkey', fig, display=False)", {}, [glued_png]),
+        ("markdown", "```{glue:figure} figkey\n:alt: A glued plot of $x$\n:name: fig-glued\n\nThe glued figure, {numref}`fig-a` again.\n```"),
     ])
     (tmp_path / "notebooks" / "p1" / "a.ipynb").write_text(json.dumps(a))
     (tmp_path / "notebooks" / "p1" / "b.ipynb").write_text(json.dumps(b))
@@ -244,6 +253,13 @@ def test_small_book_numbering_and_text(small_book):
     assert "> **Theorem 1.2 (Second).** See [Page A](https://x.org/b/notebooks/p1/a.html) and " \
            "[Exercise 1.2](https://x.org/b/notebooks/p1/b.html#ex-b)." in mdb
     assert "> **Exercise 1.2 (level 2).** Hard." in mdb
+    fig_cell = next(c for c in nb_b["cells"] if "attachment:" in "".join(c["source"]))
+    name = next(iter(fig_cell["attachments"]))
+    assert fig_cell["attachments"][name] == {"image/png": PNG}
+    assert "".join(fig_cell["source"]) == (
+        f"![A glued plot of $x$](attachment:{name})\n\n**Fig. 1.2** The glued figure, "
+        "[Fig. 1.1](https://x.org/b/notebooks/p1/a.html#fig-a) again.")
+    assert book.targets["fig-glued"].number == (1, 2)
 
 
 def test_small_book_student_check_and_staleness(small_book):

@@ -3,9 +3,10 @@
 Runs ``scripts/check_jupyter.py`` (see its docstring for the checks) on its default set, the
 first reader notebook of every part and one student notebook, and asserts that there is no
 finding: no raw directive, no literal role, no MathJax error or undefined macro, no unfolded
-solution, no solution at all in the student notebook. As a control, the same check on the
-MyST source of the first chapter must find raw directives, literal roles, undefined macros and
-unfolded solutions (so the check can fail).
+solution, no solution at all in the student notebook. As controls (so the check can fail): the
+solution check must see the folded solutions of each reader notebook, and the same check on
+the MyST source of the first chapter must find raw directives, literal roles, undefined macros
+and unfolded solutions.
 
 Skipped when jupyterlab or the browser is missing, except under ``CI=true``::
 
@@ -55,5 +56,7 @@ def test_edition_notebooks_render_in_jupyterlab():
         f"  {f['notebook']}: {f['check']}: {f['detail']}" for f in ours[:30])
     for path in paths:
         assert stats[path]["math"] > 20 and stats[path]["images"] >= 1, (path, stats[path])
+        # the solution check sees the folded solutions of the reader notebooks (so it can fail)
+        assert (stats[path]["solutions seen"] > 0) == ("/reader/" in path), (path, stats[path])
     for kind in ("raw-directive", "literal-role", "mathjax", "unfolded"):
         assert control[kind] > 0, f"the check found no {kind} in the MyST source {CONTROL}: {dict(control)}"
