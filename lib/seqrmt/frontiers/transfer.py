@@ -1057,12 +1057,12 @@ def alpha_lora_report(setting, alphas, accuracy, t3, show=(0.0, 1.0)):
     for a, j in zip(list(show) + [a_c], cols[:-1]):
         th, (m, se) = alpha_lora_accuracy(a, *s), mean_se(acc[:, j])
         lines.append(f"  alpha = {a:6.3f}: accuracy {th:.4f} | {m:.4f} ± {se:.4f}")
-        lines.append(f"      gap {(m - th) / se:+.1f} se")
+        lines.append(f"      gap {np.divide(m - th, se):+.1f} se")
     t3c, t3r = (alpha_lora_t3(*s, variant=v) for v in ("corrected", "repository"))
     m, se = mean_se(t3)
     lines.append(f"  T3: corrected {t3c:.4f}, repository {t3r:.4f}, simulated {m:.4f} ± {se:.4f}")
-    lines.append(f"      gap to corrected {(m - t3c) / se:+.1f} se,"
-                 f" to repository {(m - t3r) / se:+.1f} se")
+    lines.append(f"      gap to corrected {np.divide(m - t3c, se):+.1f} se,"
+                 f" to repository {np.divide(m - t3r, se):+.1f} se")
     d_mean, d_se = mean_se(acc[:, cols[-2]] - acc[:, cols[-1]])
     th = alpha_lora_accuracy(a_c, *s) - alpha_lora_accuracy(a_r, *s)
     lines.append(f"  acc(alpha*) - acc(repository alpha*): {th:+.5f} |"
