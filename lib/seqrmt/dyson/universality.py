@@ -337,8 +337,8 @@ def goe_binder_cumulant(n):
 #: Smallest ``n`` at which :func:`goe_eigs` (``method="auto"``) uses the tridiagonal model: the
 #: crossover measured with ``benchmarks/goe_tridiagonal_benchmark.py`` at one BLAS thread on the 2-core
 #: CI machine (2026-11-27). Per matrix the dense path is faster at n = 2-3 (4x at n = 2); n = 4-5 went
-#: either way between runs; from n = 6 on the tridiagonal model won in every run (1.3-1.9x for
-#: n = 6-12, about 3x for n = 64-256, 7-10x at n = 1000-2000).
+#: either way between runs; from n = 6 on the tridiagonal model won in every run (1.3-2x for
+#: n = 6-12, 3-4x for n = 64-256, 7-10x at n = 1000-2000).
 GOE_TRIDIAGONAL_MIN_N = 6
 
 
