@@ -663,6 +663,8 @@ def plot_two_mode_collapse(ax, samples, x0, sigma, labels, bins=40, lim=4.0):
     1
     >>> plt.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     x0 = _finite(x0, "x0")
     lim = check_positive(lim, "lim")
     bins = check_positive_int(bins, "bins")
