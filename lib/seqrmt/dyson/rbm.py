@@ -524,7 +524,7 @@ def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=
         Standard deviation of the initial weights.
     progress : bool or None
         Show a progress bar (one update per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
-        CI (:func:`seqrmt.ensemble.progress_enabled`).
+        CI (``seqrmt.ensemble.progress_enabled``).
 
     Returns
     -------
@@ -627,7 +627,7 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
         Standard deviation of the random initial weights.
     progress : bool or None
         Show a progress bar (one update of the whole ensemble per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
-        CI (:func:`seqrmt.ensemble.progress_enabled`).
+        CI (``seqrmt.ensemble.progress_enabled``).
 
     Returns
     -------

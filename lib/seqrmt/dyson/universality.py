@@ -364,7 +364,7 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0, method="auto"):
       per-call checks): :math:`O(n^2)` time, :math:`O(n)` memory.
 
     ``"auto"`` takes the tridiagonal model from ``n >=``
-    :data:`GOE_TRIDIAGONAL_MIN_N` and the dense one below, where it is
+    ``GOE_TRIDIAGONAL_MIN_N`` and the dense one below, where it is
     faster. The two samplers consume the generator differently: the same seed
     gives different (equally distributed) eigenvalues.
 
