@@ -45,6 +45,8 @@ DIMENSION = re.compile(r"^(d|p|n|d_\w+|[pq]_[a-z]|n_[kas]|sizes)$")
 GPU = {
     "part3_ntp_geometry/05_transformer_and_ufm":
         "yes: the paper preset trains on CUDA when available (device=None)",
+    "part2_bilinear_regression/06_gradient_descent":
+        "advised: the notebook's text suggests a GPU (device=None in its GD calls); its code runs on the CPU",
 }
 #: the estimate shown where the preset rule misses the main cost (explained in NOTES)
 ESTIMATE_OVERRIDE = {

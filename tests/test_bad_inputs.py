@@ -176,3 +176,32 @@ def test_ntp_corpus_generators_raise_value_errors():
                  lambda: corpus.linear_ntp_example(0, V=3, k=4), lambda: corpus.tinystories_like("seed")):
         with pytest.raises(ValueError):
             call()
+
+
+def _plot_helpers():
+    import importlib
+    import inspect
+
+    out = []
+    for mod in ("seqrmt.dyson.weight_spectra", "seqrmt.dyson.teacher_student", "seqrmt.dyson.fokker_planck",
+                "seqrmt.dyson.universality", "seqrmt.dyson.rbm", "seqrmt.frontiers.masked",
+                "seqrmt.frontiers.features", "seqrmt.frontiers.transfer", "seqrmt.frontiers.pls", "seqrmt.lgm"):
+        m = importlib.import_module(mod)
+        for name in m.__all__:
+            if name.startswith("plot_"):
+                f = getattr(m, name)
+                first = next(iter(inspect.signature(f).parameters))
+                out.append(pytest.param(f, first, id=f"{mod}.{name}"))
+    return out
+
+
+@pytest.mark.parametrize("func, first", _plot_helpers())
+def test_every_plot_helper_checks_its_axes(func, first, ax):
+    import inspect
+
+    required = [p for p in inspect.signature(func).parameters.values()
+                if p.default is inspect.Parameter.empty and p.kind == p.POSITIONAL_OR_KEYWORD][1:]
+    rest = [None] * len(required)  # never reached: the Axes is checked first
+    for bad in ("ax", None, plt.gcf(), [ax, "ax"] if first == "axes" else np.zeros(2)):
+        with pytest.raises(ValueError, match=rf"\b{first}\b"):
+            func(bad, *rest)

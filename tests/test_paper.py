@@ -63,9 +63,13 @@ def test_paper_run_writes_to_build_paper_with_progress_workers_and_time(tmp_path
 def test_failing_cell_gives_exit_status_1_and_a_partial_notebook(tmp_path):
     src = _notebook(tmp_path / "bad.ipynb", ["print('first cell ran')", "raise RuntimeError('boom')",
                                              "print('never')"])
-    proc = _run(tmp_path, str(src), "--out-dir", "out", "--quiet")
+    slow = _notebook(tmp_path / "slow.ipynb", ["import time\ntime.sleep(60)"])
+    proc = _run(tmp_path, str(src), str(slow), "--out-dir", "out", "--quiet", "--timeout", "3")
     assert proc.returncode == 1
     assert "FAILED: RuntimeError: boom" in proc.stderr
+    assert "summary:" in proc.stderr and proc.stderr.count("FAILED") >= 4  # two runs, two summary lines
+    slow_meta = json.loads((tmp_path / "out" / "slow.ipynb").read_text())["metadata"]["seqrmt_paper"]
+    assert slow_meta["error"] and slow_meta["seconds"] < 50  # stopped by --timeout, not by the sleep
     assert "\nfirst cell ran\n" not in proc.stderr  # --quiet: the notebook's output is not echoed
     nb = json.loads((tmp_path / "out" / "bad.ipynb").read_text())
     assert nb["metadata"]["seqrmt_paper"]["error"]

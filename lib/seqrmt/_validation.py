@@ -156,6 +156,16 @@ def check_axes(ax, name="ax"):
     return ax
 
 
+def check_axes_list(axes, name="axes"):
+    """Return ``axes`` as a list after checking that it is a sequence of matplotlib Axes."""
+    if isinstance(axes, (str, bytes)) or not hasattr(axes, "__len__"):
+        raise ValueError(f"{name} must be a sequence of matplotlib Axes, got {type(axes).__name__}")
+    out = list(np.ravel(np.asarray(axes, dtype=object))) if isinstance(axes, np.ndarray) else list(axes)
+    for i, ax in enumerate(out):
+        check_axes(ax, f"{name}[{i}]")
+    return out
+
+
 def check_label(label, name):
     """Return ``label`` after checking that it is a string or ``None`` (a legend entry)."""
     if label is not None and not isinstance(label, str):

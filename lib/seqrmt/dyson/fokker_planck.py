@@ -459,6 +459,8 @@ def plot_levels(ax, V, g2, x_grid, energies):
     4
     >>> plt.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     x, _ = _check_grid(x_grid)
     E = check_array(energies, "energies", ndim=1)
     ax.plot(x, fokker_planck_potential(V, g2, x), color="k", lw=1.5)

@@ -524,7 +524,7 @@ def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, sigma_h=1.0, w_std=
         Standard deviation of the initial weights.
     progress : bool or None
         Show a progress bar (one update per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
-        CI (:func:`seqrmt.ensemble.progress_enabled`).
+        CI (``seqrmt.ensemble.progress_enabled``).
 
     Returns
     -------
@@ -627,7 +627,7 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
         Standard deviation of the random initial weights.
     progress : bool or None
         Show a progress bar (one update of the whole ensemble per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
-        CI (:func:`seqrmt.ensemble.progress_enabled`).
+        CI (``seqrmt.ensemble.progress_enabled``).
 
     Returns
     -------
@@ -1024,6 +1024,8 @@ def plot_mode_learning(ax, run, det):
     6
     >>> plt.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     if not isinstance(run, PCDTrajectory):
         raise ValueError(f"run must be a PCDTrajectory, got {type(run).__name__}")
     kappa = run.kappa
@@ -1068,6 +1070,8 @@ def plot_stationary_eigenvalues(ax, eigs, x_star, bins=30):
     1
     >>> pyplot.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     eigs = check_array(eigs, "eigs")
     x_star = check_array(x_star, "x_star")
     bins = check_positive_int(bins, "bins")
@@ -1104,6 +1108,8 @@ def plot_pair_histograms(axes, z_diag, z_eig, s_norm):
     ['$(X_{ii}-', '$(\\lambda', 'spacing $']
     >>> plt.close(fig)
     """
+    from .._validation import check_axes_list  # noqa: PLC0415
+    check_axes_list(axes)
     from .. import plotting
 
     if len(axes) != 3:

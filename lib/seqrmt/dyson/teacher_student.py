@@ -300,6 +300,8 @@ def plot_singular_value_paths(ax, result, start=100, member=0, teacher=2.0):
     2
     >>> plt.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     if not isinstance(result, TeacherStudentResult):
         raise ValueError(f"result must be a TeacherStudentResult, got {type(result).__name__}")
     start = check_nonnegative(start, "start")
@@ -348,6 +350,8 @@ def plot_width_scan(axes, scan, groups, line_max=None):
     [4, 3]
     >>> plt.close(fig)
     """
+    from .._validation import check_axes_list  # noqa: PLC0415
+    check_axes_list(axes)
     from .._validation import check_array
 
     if len(axes) != 2:
@@ -404,6 +408,8 @@ def plot_width_ratio(ax, lr, ratio, ratio_se, exact, lr_range=(0.02, 0.45)):
     5
     >>> plt.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     from .._validation import check_array
 
     lr = check_array(lr, "lr", ndim=1, positive=True)

@@ -337,8 +337,8 @@ def goe_binder_cumulant(n):
 #: Smallest ``n`` at which :func:`goe_eigs` (``method="auto"``) uses the tridiagonal model: the
 #: crossover measured with ``benchmarks/goe_tridiagonal_benchmark.py`` at one BLAS thread on the 2-core
 #: CI machine (2026-11-27). Per matrix the dense path is faster at n = 2-3 (4x at n = 2); n = 4-5 went
-#: either way between runs; from n = 6 on the tridiagonal model won in every run (1.3-1.9x for
-#: n = 6-12, about 3x for n = 64-256, 7-10x at n = 1000-2000).
+#: either way between runs; from n = 6 on the tridiagonal model won in every run (1.3-2x for
+#: n = 6-12, 3-4x for n = 64-256, 7-10x at n = 1000-2000).
 GOE_TRIDIAGONAL_MIN_N = 6
 
 
@@ -364,7 +364,7 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0, method="auto"):
       per-call checks): :math:`O(n^2)` time, :math:`O(n)` memory.
 
     ``"auto"`` takes the tridiagonal model from ``n >=``
-    :data:`GOE_TRIDIAGONAL_MIN_N` and the dense one below, where it is
+    ``GOE_TRIDIAGONAL_MIN_N`` and the dense one below, where it is
     faster. The two samplers consume the generator differently: the same seed
     gives different (equally distributed) eigenvalues.
 
@@ -663,6 +663,8 @@ def plot_two_mode_collapse(ax, samples, x0, sigma, labels, bins=40, lim=4.0):
     1
     >>> plt.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     x0 = _finite(x0, "x0")
     lim = check_positive(lim, "lim")
     bins = check_positive_int(bins, "bins")

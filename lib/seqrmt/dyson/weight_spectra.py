@@ -728,6 +728,8 @@ def plot_mp_bulk_fit(ax, fit, eigs, label=None):
     2
     >>> plt.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     from .. import plotting
 
     if not isinstance(fit, MPBulkFit):

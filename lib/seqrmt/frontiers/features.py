@@ -367,6 +367,8 @@ def plot_training_error(ax, ratios, theory, theory_linear, ratios_mc, errors, ga
     -------
     matplotlib.axes.Axes
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     ratios = check_array(ratios, "ratios", ndim=1, positive=True)
     gamma = check_array(gamma, "gamma", ndim=1)
     theory = check_array(theory, "theory", shape=(gamma.size, ratios.size))

@@ -581,6 +581,8 @@ def plot_errors_vs_ridge(ax, lam, theory, lam_mc, mean, se, population_error=Non
     -------
     matplotlib.axes.Axes
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     lam = check_array(lam, "lam", ndim=1, positive=True)
     if not isinstance(theory, MaskedRidgeTheory):
         raise ValueError("theory must be a MaskedRidgeTheory (masked_ridge_theory)")
@@ -739,6 +741,8 @@ def plot_spiked(axes, theta, top, overlap, overlap_pca, gamma, lam, n_grid=200):
     -------
     pair of matplotlib.axes.Axes
     """
+    from .._validation import check_axes_list  # noqa: PLC0415
+    check_axes_list(axes)
     theta, top, ov, ov_pca = _check_spiked(theta, top, overlap, overlap_pca)
     if len(axes) != 2:
         raise ValueError("axes must be a pair of Axes")

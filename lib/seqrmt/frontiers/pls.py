@@ -414,6 +414,8 @@ def plot_overlaps(ax, t_x, t_y, c_x, c_y, t_x_mc, pls_stats, pca):
     -------
     matplotlib.axes.Axes
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     grid = check_array(t_x, "t_x", ndim=1)
     if np.any(grid < 0):
         raise ValueError("t_x must be non-negative")

@@ -959,6 +959,8 @@ def plot_context_mean_spread(ax, P, context, theory, sim, index, labels=None):
     >>> _ = plot_context_mean_spread(ax, P, 2, th, sim, 0)
     >>> plt.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     from ..plotting import mean_spread
 
     P = check_prob_columns(P, "P")
@@ -1002,6 +1004,8 @@ def plot_variance_vs_samples(ax, samples_per_context, split, mc_samples_per_cont
     ...                              [1.1, 0.2], [0.1, 0.02])
     >>> plt.close(fig)
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     from ..plotting import SIM_COLOR, THEORY_COLOR
 
     x = check_array(samples_per_context, "samples_per_context", ndim=1, positive=True)
@@ -1055,6 +1059,8 @@ def plot_context_ridge_path(axes, P, weights, d, n, gamma, sim, shrinkage, color
     >>> _ = plot_context_ridge_path(axes, P, np.ones(4), 4, 80, [0.1, 1], sim, D)
     >>> plt.close(fig)
     """
+    from .._validation import check_axes_list  # noqa: PLC0415
+    check_axes_list(axes)
     from ..plotting import curve_vs_mc
 
     if len(axes) != 2:

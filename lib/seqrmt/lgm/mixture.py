@@ -634,6 +634,8 @@ def plot_mixture_ridge_path(axes, gamma, curves, sim, limits, optimum, color=Non
     ...                             mixture_optimal_ridge(M, pi, P, 80))
     >>> plt.close(fig)
     """
+    from .._validation import check_axes_list  # noqa: PLC0415
+    check_axes_list(axes)
     from ..plotting import curve_vs_mc
 
     if len(axes) != 2:

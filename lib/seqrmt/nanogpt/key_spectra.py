@@ -152,7 +152,7 @@ def train_key_spectra(dataset, seeds=(0, 1, 2), max_iters=5000, steps=DEFAULT_ST
         Snapshot steps, within ``[0, max_iters]`` (``max_iters`` is always added).
     progress : bool or None
         Show a progress bar (the training steps of each seed); ``None``: on at the paper's size, off at the book's size and under
-        CI (:func:`seqrmt.ensemble.progress_enabled`).
+        CI (``seqrmt.ensemble.progress_enabled``).
 
     Returns
     -------

@@ -326,7 +326,7 @@ def train_gpt(model, train_tokens, val_tokens=None, config=None, on_snapshot=Non
         is in training mode again afterwards.
     progress : bool or None
         Show a progress bar (one step per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
-        CI (:func:`seqrmt.ensemble.progress_enabled`).
+        CI (``seqrmt.ensemble.progress_enabled``).
 
     Returns
     -------

@@ -326,7 +326,7 @@ def train_linear(Hbar, P, pi, method="gd", eta=None, max_iter=10_000, record_at=
         Keep copies of :math:`W_k` at the recorded iterations (``LinearRun.snapshots``).
     progress : bool or None
         Show a progress bar (one iteration per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
-        CI (:func:`seqrmt.ensemble.progress_enabled`).
+        CI (``seqrmt.ensemble.progress_enabled``).
 
     Returns
     -------

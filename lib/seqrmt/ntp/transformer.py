@@ -116,7 +116,7 @@ def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=
         ``"cpu"`` by default; ``None`` picks CUDA when available (:func:`seqrmt.utils.torch_device`).
     progress : bool or None
         Show a progress bar (one epoch per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
-        CI (:func:`seqrmt.ensemble.progress_enabled`).
+        CI (``seqrmt.ensemble.progress_enabled``).
 
     Returns
     -------
