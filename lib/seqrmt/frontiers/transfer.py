@@ -599,6 +599,8 @@ def plot_transfer_region(ax, gamma_s, snr, tau_range=(0.01, 100.0), rho_max=2.0)
     -------
     matplotlib.axes.Axes
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     gamma_s = check_positive(gamma_s, "gamma_s")
     snr = check_positive(snr, "snr")
     lo, hi = check_array(tau_range, "tau_range", shape=(2,), positive=True)
@@ -647,6 +649,8 @@ def plot_l2sp_learning_curves(ax, p, n_s, sigma_s2, tau, n_ts, sigma_t2, lam, ri
     -------
     matplotlib.axes.Axes
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     n_ts = check_array(n_ts, "n_ts", ndim=1, positive=True)
     if not isinstance(risks, dict) or not risks:
         raise ValueError("risks must be a non-empty dict rho -> risk array")
@@ -1101,6 +1105,8 @@ def plot_alpha_lora(ax, setting, alphas, accuracy, color=None, n_grid=201):
     -------
     matplotlib.axes.Axes
     """
+    from .._validation import check_axes  # noqa: PLC0415
+    check_axes(ax)
     s = _alpha_lora_setting(setting)
     alphas = check_array(alphas, "alphas", ndim=1)
     acc = check_array(accuracy, "accuracy", ndim=2)
