@@ -636,12 +636,8 @@ def sv_cdf(x, beta, rho, zeta):
 
     Parameters
     ----------
-    x : array_like
-        Real points.
-    beta, rho : float
-        Aspect and rank ratios (:math:`\beta<1` is transposed).
-    zeta : float
-        Noise variance :math:`\zeta>0`.
+    x, beta, rho, zeta
+        As in :func:`sv_density`.
 
     Returns
     -------
@@ -703,12 +699,8 @@ def sv_hilbert(x, beta, rho, zeta):
 
     Parameters
     ----------
-    x : array_like
-        Real points.
-    beta, rho : float
-        Aspect and rank ratios (:math:`\beta<1` is transposed).
-    zeta : float
-        Noise variance :math:`\zeta>0`.
+    x, beta, rho, zeta
+        As in :func:`sv_density`.
 
     Returns
     -------

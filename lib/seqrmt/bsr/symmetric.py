@@ -164,11 +164,7 @@ def symmetric_mmse(kappa, zeta):
     kappa : float
         Width ratio :math:`m/d>0`.
     zeta : float or array_like
-        Noise variance(s) :math:`\zeta\ge0`.
-
-    Returns
-    -------
-    float or ndarray
+        Noise variance(s) :math:`\zeta\ge0`; returns a float for a scalar, else an array.
 
     Examples
     --------
@@ -192,11 +188,7 @@ def quadratic_network_alpha_pr(kappa):
     Parameters
     ----------
     kappa : float
-        Width ratio :math:`m/d>0`.
-
-    Returns
-    -------
-    float
+        Width ratio :math:`m/d>0`; the threshold returned is a float.
 
     Examples
     --------
@@ -247,12 +239,9 @@ def quadratic_network_bayes_optimal(alphas, kappa, delta=0.0, tol=1e-10, max_ite
         Sample ratios :math:`n/d^2>0` (1-D).
     kappa : float
         Width ratio :math:`m/d>0`.
-    delta : float
-        Label-noise variance :math:`\Delta\ge0`.
-    tol : float
-        Relative tolerance on :math:`\zeta`.
-    max_iter : int
-        Maximum Brent iterations.
+    delta, tol, max_iter
+        Label-noise variance :math:`\Delta\ge0` and the root finder's settings, as in
+        :func:`seqrmt.bsr.theory.bayes_optimal`.
 
     Returns
     -------
