@@ -739,6 +739,17 @@ REGISTRY = {
     "nanogpt.key_spectra.KeySpectraRuns.eigenvalues": dict(
         _self=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra()),
     "nanogpt.key_spectra.KeySpectraRuns.model": dict(_self=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra()),
+    # ntp.ufm_runs (the cached UFM runs of Chapter 3.5)
+    "ntp.ufm_runs.corpus_fingerprint": dict(data=_ntp_small),
+    "ntp.ufm_runs.default_corpus": dict(),
+    "ntp.ufm_runs.load_ufm_runs": dict(data=None, path=None,
+                                       sha256=lambda: seqrmt.ntp.ufm_runs.UFM_RUNS_SHA256),
+    "ntp.ufm_runs.UFMGeometryRuns.scores": dict(_self=lambda: seqrmt.ntp.ufm_runs.load_ufm_runs(),
+                                                optimizer="gd", name="rho"),
+    "ntp.ufm_runs.UFMGeometryRuns.factors": dict(_self=lambda: seqrmt.ntp.ufm_runs.load_ufm_runs(),
+                                                 optimizer="gd", seed_index=0),
+    "utils.read_npz_checked": dict(path=lambda: seqrmt.ntp.ufm_runs.UFM_RUNS_FILE,
+                                   sha256=lambda: seqrmt.ntp.ufm_runs.UFM_RUNS_SHA256),
     # ---------------------------------------------------------------- data
     "data.ngram_cross_entropy": dict(train=np.arange(40) % 5, val=np.arange(20) % 5, order=2, vocab_size=5,
                                      alpha=0.1),
@@ -909,6 +920,13 @@ EXEMPT = {
     "nanogpt.key_spectra.KeySpectraRuns.save": "writes a file (tests/test_nanogpt_key_spectra.py)",
     "paper.run_paper": "starts a Jupyter kernel; arguments checked in tests/test_paper.py",
     "paper.main": "command line: bad options give exit status 2 (tests/test_paper.py)",
+    "ntp.ufm_runs.UFMGeometryRuns": "result container (a record filled by library functions)",
+    "ntp.ufm_runs.UFMGeometryRuns.save": "writes a file (tests/test_ntp_ufm_runs.py)",
+    "utils.write_npz_deterministic": "writes a file (its doctest and tests/test_ntp_ufm_runs.py)",
+    "ntp.ufm_runs.ufm_geometry_runs": "trains for minutes at its defaults; validated on a small corpus "
+                                      "by tests/test_ntp_ufm_runs.py",
+    "ntp.ufm_runs.geometry_targets": "needs a TinyStoriesLike corpus and its L_mm; checked against the "
+                                     "notebook's inline targets by tests/test_ntp_ufm_runs.py",
 }
 
 

@@ -244,3 +244,37 @@ def test_path_offset_estimate_against_inline_formula():
     assert path_offset_estimate(data.P, data.pi, L_mm) == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match="L_mm"):
         path_offset_estimate(data.P, data.pi, np.zeros_like(L_mm))
+
+
+def test_adamw_and_milestones_match_torch():
+    """optimizer="adamw" with milestones is torch.optim.AdamW with MultiStepLR, step for step."""
+    torch = pytest.importorskip("torch")
+    P = np.array([[0.5, 1.0, 0.0], [0.5, 0.0, 0.3], [0.0, 0.0, 0.7]])
+    pi = np.array([0.2, 0.5, 0.3])
+    gen = np.random.default_rng(3)
+    W0, H0 = gen.standard_normal((3, 4)), gen.standard_normal((4, 3))
+    lam, eta, steps = 0.05, 0.01, 25
+    run = ufm.train_ufm(P, pi, d=4, lam=lam, eta=eta, max_iter=steps, W0=W0, H0=H0,
+                        optimizer="adamw", milestones=(10, 20), gamma=0.5, record_at=[steps])
+    W = torch.tensor(W0, requires_grad=True)
+    H = torch.tensor(H0, requires_grad=True)
+    opt = torch.optim.AdamW([W, H], lr=eta, weight_decay=lam)
+    sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[10, 20], gamma=0.5)
+    Pt, pit = torch.tensor(P), torch.tensor(pi)
+    for _ in range(steps):
+        opt.zero_grad()
+        logq = torch.log_softmax(W @ H, dim=0)
+        loss = -(pit * (Pt * torch.where(Pt > 0, logq, 0.0)).sum(0)).sum()
+        loss.backward()
+        opt.step()
+        sched.step()
+    assert np.allclose(run.W, W.detach().numpy(), atol=1e-12)
+    assert np.allclose(run.H, H.detach().numpy(), atol=1e-12)
+    # a milestone that never triggers changes nothing; gamma must be positive
+    same = ufm.train_ufm(P, pi, d=4, lam=lam, eta=eta, max_iter=steps, W0=W0, H0=H0,
+                         optimizer="adamw", milestones=(10, 20, 99), gamma=0.5, record_at=[steps])
+    assert np.array_equal(same.W, run.W)
+    with pytest.raises(ValueError, match="gamma"):
+        ufm.train_ufm(P, pi, d=4, lam=lam, max_iter=2, rng=0, gamma=0.0)
+    with pytest.raises(ValueError, match="milestones"):
+        ufm.train_ufm(P, pi, d=4, lam=lam, max_iter=2, rng=0, milestones=(0.5,))

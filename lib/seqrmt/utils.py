@@ -28,6 +28,8 @@ __all__ = [
     "preset",
     "loglog_slope",
     "mean_se",
+    "write_npz_deterministic",
+    "read_npz_checked",
 ]
 
 SCALES = ("book", "paper")
@@ -392,3 +394,97 @@ def mean_se(samples, axis=0):
     if x.ndim == 1:
         return float(mean), float(se)
     return mean, se
+
+
+def write_npz_deterministic(path, arrays):
+    """Write arrays to a compressed ``.npz`` whose bytes depend on the arrays only; return its SHA-256.
+
+    The zip entries are sorted by name and carry a fixed timestamp, so the same arrays give the
+    same file (and hash) on every run. Used for the book's cached training runs.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        Output file.
+    arrays : dict
+        ``name -> numpy array`` (no object arrays).
+
+    Returns
+    -------
+    str
+        Hex SHA-256 of the file written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     a = write_npz_deterministic(pathlib.Path(tmp) / "a.npz", {"x": np.arange(3)})
+    ...     b = write_npz_deterministic(pathlib.Path(tmp) / "b.npz", {"x": np.arange(3)})
+    >>> a == b
+    True
+    """
+    import hashlib  # noqa: PLC0415
+    import io  # noqa: PLC0415
+    import zipfile  # noqa: PLC0415
+
+    if not isinstance(arrays, dict) or not arrays:
+        raise ValueError("arrays must be a non-empty dict name -> array")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name in sorted(arrays):
+            data = io.BytesIO()
+            np.lib.format.write_array(data, np.ascontiguousarray(arrays[name]), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data.getvalue())
+    blob = buf.getvalue()
+    pathlib.Path(path).write_bytes(blob)
+    return hashlib.sha256(blob).hexdigest()
+
+
+def read_npz_checked(path, sha256=None, regenerate=""):
+    """Read an ``.npz`` into a dict of arrays, after checking the file's SHA-256.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file.
+    sha256 : str or None
+        Expected hex digest; ``None`` or ``""`` skips the check.
+    regenerate : str
+        How to regenerate the file, quoted in the error message.
+
+    Returns
+    -------
+    dict
+        ``name -> numpy array``.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is not an existing file, or the hash differs.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     h = write_npz_deterministic(pathlib.Path(tmp) / "a.npz", {"x": np.arange(3)})
+    ...     read_npz_checked(pathlib.Path(tmp) / "a.npz", h)["x"].tolist()
+    [0, 1, 2]
+    """
+    import hashlib  # noqa: PLC0415
+    import io  # noqa: PLC0415
+
+    if not isinstance(path, (str, os.PathLike)) or not pathlib.Path(path).is_file():
+        raise ValueError(f"path must be an existing file, got {path!r}")
+    p = pathlib.Path(path)
+    blob = p.read_bytes()
+    if sha256:
+        if not isinstance(sha256, str):
+            raise ValueError(f"sha256 must be a hex string or None, got {type(sha256).__name__}")
+        got = hashlib.sha256(blob).hexdigest()
+        if got != sha256.lower():
+            raise ValueError(f"sha256 of {p} is {got}, expected {sha256}: the file is not the committed one"
+                             + (f" ({regenerate})" if regenerate else ""))
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}

@@ -20,9 +20,11 @@ figures
     Figure helpers: cosine heat maps and measured-against-formula scatter plots.
 transformer
     Training the small transformer of the chapter on NTP data and reading out its geometry.
+ufm_runs
+    The converged UFM runs of section 3.5, trained once and cached as package data.
 
 Every public name of the submodules is available directly as ``seqrmt.ntp.<name>``; the
-``transformer`` submodule (which needs torch) is imported on first access.
+``transformer`` and ``ufm_runs`` submodules (which need torch) are imported on first access.
 """
 
 import importlib
@@ -41,6 +43,6 @@ __all__ = (data.__all__ + corpus.__all__ + svm.__all__ + geometry.__all__ + line
 
 
 def __getattr__(name):
-    if name == "transformer":
-        return importlib.import_module(".transformer", __name__)
+    if name in ("transformer", "ufm_runs"):
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'seqrmt.ntp' has no attribute {name!r}")

@@ -315,7 +315,7 @@ def geometry_scores(W, H, L, targets, blocks, L_in, L_mm):
     return out
 
 
-def seed_table(results, rows, title="(mean +- SD over seeds)"):
+def seed_table(results, rows, title="(mean +- SD over seeds)", spread="sd"):
     """A text table of mean +- SD over independent seeds, one column per model.
 
     Parameters
@@ -326,12 +326,16 @@ def seed_table(results, rows, title="(mean +- SD over seeds)"):
         ``(label, score name, digits)`` of each row.
     title : str
         Top-left cell.
+    spread : {"sd", "range"} or dict
+        ``"sd"``: ``mean +- SD`` with the sample SD (``ddof=1``); ``"range"``:
+        ``mean [min, max]`` (the honest summary of two or three seeds, whose SD is itself
+        uncertain by tens of per cent); a dict ``model -> "sd" | "range"`` (default ``"sd"``).
 
     Returns
     -------
     str
-        Header line and one line per row: the label (24 characters) and, per model,
-        ``mean +- SD`` with the sample SD (``ddof=1``).
+        Header line and one line per row: the label (24 characters) and, per model, the mean
+        and its spread.
 
     Examples
     --------
@@ -339,6 +343,9 @@ def seed_table(results, rows, title="(mean +- SD over seeds)"):
     >>> print(seed_table(res, [("score x", "x", 1)], title="(2 seeds)"))
     (2 seeds)                             A              B
     score x                   2.0 +- 1.4  2.0 +- 0.0
+    >>> print(seed_table(res, [("score x", "x", 1)], title="(2 seeds)", spread={"A": "range"}))
+    (2 seeds)                             A              B
+    score x                   2.0 [1.0, 3.0]  2.0 +- 0.0
     """
     if not isinstance(results, dict) or not results:
         raise ValueError("results must be a non-empty dict model -> {score name -> values}")
@@ -346,6 +353,10 @@ def seed_table(results, rows, title="(mean +- SD over seeds)"):
         raise ValueError(f"title must be a string, got {title!r}")
     if isinstance(rows, str) or not hasattr(rows, "__len__") or len(rows) == 0:
         raise ValueError("rows must be a non-empty sequence of (label, score name, digits)")
+    kinds = {model: (spread.get(model, "sd") if isinstance(spread, dict) else spread) for model in results}
+    for kind in kinds.values():
+        if kind not in ("sd", "range"):
+            raise ValueError(f"spread must be 'sd', 'range' or a dict of them, got {kind!r}")
     lines = [f"{title:24s}" + "".join(f"  {model:>13s}" for model in results)]
     for row in rows:
         if not (isinstance(row, tuple) and len(row) == 3):
@@ -360,6 +371,9 @@ def seed_table(results, rows, title="(mean +- SD over seeds)"):
             x = check_array(res[name], f"results[{model!r}][{name!r}]", ndim=1)
             if x.size < 2:
                 raise ValueError(f"results[{model!r}][{name!r}] needs at least two seeds")
-            cells.append(f"  {x.mean():.{digits}f} +- {x.std(ddof=1):.{digits}f}")
+            if kinds[model] == "range":
+                cells.append(f"  {x.mean():.{digits}f} [{x.min():.{digits}f}, {x.max():.{digits}f}]")
+            else:
+                cells.append(f"  {x.mean():.{digits}f} +- {x.std(ddof=1):.{digits}f}")
         lines.append(f"{label:24s}" + "".join(cells))
     return "\n".join(lines)

@@ -44,7 +44,7 @@ __all__ = [
     "path_offset_estimate",
 ]
 
-OPTIMIZERS = ("gd", "adam")
+OPTIMIZERS = ("gd", "adam", "adamw")
 
 
 def _check_factors(W, H, V=None, m=None):
@@ -172,10 +172,13 @@ class UFMRun:
 
 def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
               init_scale=0.1, W0=None, H0=None, optimizer="gd", betas=(0.9, 0.999),
-              eps=1e-8, tol=None, L_target=None, store=False, dtype=np.float64, progress=None):
+              eps=1e-8, tol=None, L_target=None, store=False, dtype=np.float64, milestones=(),
+              gamma=0.4, progress=None):
     r"""Train the UFM :math:`\min_{W,H}\mathrm{CE}(WH)+\frac\lambda2(\|W\|_F^2+\|H\|_F^2)`.
 
-    Full-batch gradient descent (the default; step ``eta``) or Adam, from
+    Full-batch gradient descent (the default; step ``eta``), Adam on the regularised objective,
+    or AdamW (Adam on :math:`\mathrm{CE}` with the weight decay ``lam`` decoupled, as in
+    :class:`torch.optim.AdamW`: :math:`x\leftarrow(1-\eta_t\lambda)x` before each Adam step), from
     :math:`W_0,H_0` with i.i.d. entries ``init_scale`` :math:`\times N(0,1)` (drawn from ``rng``,
     first :math:`W_0` then :math:`H_0`).
 
@@ -201,8 +204,9 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
         Standard deviation of the initial entries.
     W0, H0 : array_like, optional
         Explicit initialisation (both or neither); overrides ``rng`` and ``init_scale``.
-    optimizer : {"gd", "adam"}
-        Update rule.
+    optimizer : {"gd", "adam", "adamw"}
+        Update rule. AdamW's fixed points are not the stationary points of the regularised
+        objective; ``grad_norm`` still records the gradient of that objective.
     betas, eps : tuple of float, float
         Adam's parameters.
     tol : float, optional
@@ -215,6 +219,11 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
         Keep copies of :math:`W_t`, :math:`H_t`, :math:`L_t=W_tH_t` at the recorded steps.
     dtype : numpy dtype
         ``float64`` (default) or ``float32`` (about twice faster on large problems).
+    milestones : sequence of int
+        Steps at which the step size is multiplied by ``gamma`` (PyTorch's ``MultiStepLR``:
+        step ``t`` uses ``eta * gamma**(number of milestones <= t)``).
+    gamma : float
+        Step-size factor at each milestone (> 0).
     progress : bool or None
         Show a progress bar (one step per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
         CI (``seqrmt.ensemble.progress_enabled``).
@@ -247,6 +256,10 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
     if len(betas) != 2 or not all(0 <= b < 1 for b in betas):
         raise ValueError(f"betas must be two numbers in [0, 1), got {betas}")
     eps = check_positive(eps, "eps")
+    gamma = check_positive(gamma, "gamma")
+    milestones = np.sort(np.asarray(milestones, dtype=float).ravel())
+    if milestones.size and (milestones[0] < 1 or not np.all(milestones == np.round(milestones))):
+        raise ValueError(f"milestones must be positive integers, got {milestones.tolist()}")
     if tol is not None:
         tol = check_positive(tol, "tol")
     dtype = np.dtype(dtype)
@@ -278,7 +291,7 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
     keys = ("ce_gap", "objective", "norm_W", "norm_H", "grad_norm", "cos_target")
     rec = {key: np.full(n_rec, np.nan) for key in keys}
     snaps = {"W": [], "H": [], "L": []} if store else {}
-    if optimizer == "adam":
+    if optimizer in ("adam", "adamw"):
         mom = [np.zeros_like(W), np.zeros_like(H)]
         vel = [np.zeros_like(W), np.zeros_like(H)]
     b1, b2 = betas
@@ -315,13 +328,17 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
                     break
             if t == max_iter:
                 break
+            eta_t = eta * gamma ** int(np.searchsorted(milestones, t, side="right"))
             if optimizer == "gd":
-                W -= eta * gW
-                H -= eta * gH
+                W -= eta_t * gW
+                H -= eta_t * gH
             else:
                 k = t + 1
                 for x, g, mo, ve in ((W, gW, mom[0], vel[0]), (H, gH, mom[1], vel[1])):
-                    _adam_step(x, g, mo, ve, k, eta, b1, b2, eps)
+                    if optimizer == "adamw":  # decoupled decay, gradient of CE only
+                        g = g - lam * x
+                        x *= 1 - eta_t * lam
+                    _adam_step(x, g, mo, ve, k, eta_t, b1, b2, eps)
             if t % 256 == 0:
                 _check_finite(W, "W", t + 1, hint)
     _check_finite(W, "W", t, hint)
