@@ -726,6 +726,16 @@ REGISTRY = {
     "nanogpt.key_spectra.KeySpectraRuns.eigenvalues": dict(
         _self=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra()),
     "nanogpt.key_spectra.KeySpectraRuns.model": dict(_self=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra()),
+    "nanogpt.key_spectra.key_random_walk": dict(runs=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra(),
+                                                min_step=1000),
+    "dyson.weight_spectra.fit_mp_bulk_cdf": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))),
+        ratio=0.25, _ok="eigs:ndim"),
+    "dyson.weight_spectra.normalise_bulk_scale": dict(eigs=np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]),
+                                                      quantile=0.5),
+    "dyson.weight_spectra.tail_weight_systematics": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (8, 64, 16))),
+        ratio=0.25, bins=[20, 30], quantiles=[0.5]),
     # ---------------------------------------------------------------- data
     "data.ngram_cross_entropy": dict(train=np.arange(40) % 5, val=np.arange(20) % 5, order=2, vocab_size=5,
                                      alpha=0.1),
@@ -817,6 +827,7 @@ EXEMPT = {
         "dyson.weight_spectra.MPBulkFit", "dyson.weight_spectra.PowerLawFit",
         "nanogpt.train.TrainResult", "data.CharDataset", "dyson.weight_spectra.MPBootstrap",
         "nanogpt.key_spectra.KeySpectraRuns",
+        "nanogpt.key_spectra.KeyRandomWalk",  # notebook 4.5 driver record
         # Chapter 5.1 (masked regression)
         "rmt.RidgeResolventDE", "frontiers.masked.MaskedRidgeErrors",
         "frontiers.masked.MaskedRidgeTheory",
