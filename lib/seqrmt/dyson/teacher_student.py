@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_nonnegative, check_positive, check_positive_int, check_size
-from ..utils import as_generator, single_threaded_blas
+from ..ensemble import spawn_generators
+from ..utils import as_generator, mean_se, single_threaded_blas
 
 __all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width", "teacher_student_scan",
            "plot_singular_value_paths", "plot_width_scan", "plot_width_ratio"]
@@ -262,12 +263,12 @@ def teacher_student_scan(settings, n_seeds, rng=None, n_steps=400, **kwargs):
             _check_sgd(*r)
         except ValueError as exc:
             raise ValueError(f"settings: {exc}") from exc
-    rng = as_generator(rng)
+    gens = spawn_generators(as_generator(rng), len(rows))  # each setting its own generator
     out = []
-    for a, b, e in rows:
-        f = teacher_student_ensemble(a, b, e, n_seeds=n_seeds, rng=rng, n_steps=n_steps, **kwargs).final
+    for (a, b, e), gen in zip(rows, gens):
+        f = teacher_student_ensemble(a, b, e, n_seeds=n_seeds, rng=gen, n_steps=n_steps, **kwargs).final
         S = f[:, 0] - f[:, 1]
-        out.append((*two_mode_width(f), S.mean(), S.std() / np.sqrt(S.size),
+        out.append((*two_mode_width(f), *mean_se(S),
                     teacher_student_width(a, b, e, "leading"), teacher_student_width(a, b, e, "exact")))
     return np.array(out)
 
