@@ -550,17 +550,17 @@ REGISTRY = {
                                       n_h=4, mu2=9.0, lr=0.1, steps=10, rng=0),
     "dyson.rbm.train_rbm_pcd": dict(K_target=lambda: seqrmt.dyson.rbm_target_kernel(4, 4.0), n_h=4,
                                     mu2=9.0, lr=0.1, batch=4, steps=5, n_seeds=2, rng=0),
-    "dyson.rbm.rbm_pair_eigenvalues": dict(gram=np.diag([5.0, 4.0, 4.0]), kappa=np.array([4.0, 5.0, 5.0])),
+    "dyson.rbm_pairs.rbm_pair_eigenvalues": dict(gram=np.diag([5.0, 4.0, 4.0]), kappa=np.array([4.0, 5.0, 5.0])),
     # seqrmt.dyson.rbm: ensemble analysis of PCD runs (short notebook cells)
     "dyson.rbm.rbm_learned_spectrum": dict(kappa=np.array([4.0, 8.0, 10.0]), n_h=2, mu2=9.0),
-    "dyson.rbm.rbm_variance_ratio": dict(modes=np.random.default_rng(0).normal(size=(5, 4, 3)),
+    "dyson.rbm_pairs.rbm_variance_ratio": dict(modes=np.random.default_rng(0).normal(size=(5, 4, 3)),
                                          pred=np.ones(3), n_groups=2),
-    "dyson.rbm.rbm_pair_widths": dict(pairs=lambda: seqrmt.dyson.goe_eigs(2, 40, 0).reshape(5, 8, 1, 2),
+    "dyson.rbm_pairs.rbm_pair_widths": dict(pairs=lambda: seqrmt.dyson.goe_eigs(2, 40, 0).reshape(5, 8, 1, 2),
                                       n_groups=4),
-    "dyson.rbm.rbm_pair_scaled": dict(diag=np.random.default_rng(0).normal(size=(3, 4, 2)),
+    "dyson.rbm_pairs.rbm_pair_scaled": dict(diag=np.random.default_rng(0).normal(size=(3, 4, 2)),
                                       pairs=np.sort(np.random.default_rng(1).normal(size=(3, 4, 1, 2))),
                                       sigma=np.array([0.5])),
-    "dyson.rbm.rbm_pair_statistics": dict(z_diag=np.random.default_rng(0).normal(size=(8, 6)),
+    "dyson.rbm_pairs.rbm_pair_statistics": dict(z_diag=np.random.default_rng(0).normal(size=(8, 6)),
                                           z_eig=np.random.default_rng(1).normal(size=(8, 6)),
                                           s_norm=np.random.default_rng(2).uniform(0.1, 2, (8, 3)),
                                           n_groups=4),
@@ -750,6 +750,16 @@ REGISTRY = {
                                                  optimizer="gd", seed_index=0),
     "utils.read_npz_checked": dict(path=lambda: seqrmt.ntp.ufm_runs.UFM_RUNS_FILE,
                                    sha256=lambda: seqrmt.ntp.ufm_runs.UFM_RUNS_SHA256),
+    "nanogpt.key_spectra.key_random_walk": dict(runs=lambda: seqrmt.nanogpt.key_spectra.load_key_spectra(),
+                                                min_step=1000),
+    "dyson.weight_spectra.fit_mp_bulk_cdf": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))),
+        ratio=0.25, _ok="eigs:ndim"),
+    "dyson.weight_spectra.normalise_bulk_scale": dict(eigs=np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]),
+                                                      quantile=0.5),
+    "dyson.weight_spectra.tail_weight_systematics": dict(
+        eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (8, 64, 16))),
+        ratio=0.25, bins=[20, 30], quantiles=[0.5]),
     # ---------------------------------------------------------------- data
     "data.ngram_cross_entropy": dict(train=np.arange(40) % 5, val=np.arange(20) % 5, order=2, vocab_size=5,
                                      alpha=0.1),
@@ -856,6 +866,7 @@ EXEMPT = {
         "dyson.weight_spectra.MPBulkFit", "dyson.weight_spectra.PowerLawFit",
         "nanogpt.train.TrainResult", "data.CharDataset", "dyson.weight_spectra.MPBootstrap",
         "nanogpt.key_spectra.KeySpectraRuns",
+        "nanogpt.key_spectra.KeyRandomWalk",  # notebook 4.5 driver record
         # Chapter 5.1 (masked regression)
         "rmt.RidgeResolventDE", "frontiers.masked.MaskedRidgeErrors",
         "frontiers.masked.MaskedRidgeTheory",
@@ -884,8 +895,8 @@ EXEMPT = {
     "testing.Mismatch": "result container (a record filled by compare_text)",
     # matplotlib
     # seqrmt.dyson.rbm figures (inputs validated; tests/test_dyson_rbm.py)
-    **dict.fromkeys(["dyson.rbm.plot_mode_learning", "dyson.rbm.plot_stationary_eigenvalues",
-                     "dyson.rbm.plot_pair_histograms"], "draws on matplotlib Axes (tests/test_dyson_rbm.py)"),
+    **dict.fromkeys(["dyson.rbm_pairs.plot_mode_learning", "dyson.rbm_pairs.plot_stationary_eigenvalues",
+                     "dyson.rbm_pairs.plot_pair_histograms"], "draws on matplotlib Axes (tests/test_dyson_rbm.py)"),
     "dyson.weight_spectra.plot_mp_bulk_fit": "draws on a matplotlib Axes (tests/test_weight_spectra.py)",
     "dyson.universality.plot_two_mode_collapse": "draws on a matplotlib Axes (tests/test_dyson_universality.py)",
     "dyson.teacher_student.plot_singular_value_paths": "draws on a matplotlib Axes (tests/test_teacher_student.py)",

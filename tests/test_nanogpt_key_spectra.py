@@ -106,3 +106,32 @@ def test_cli_key_spectra(tmp_path):
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
     assert digest in proc.stdout
     assert ks.load_key_spectra(out, sha256=digest).steps.tolist() == [0, 2]
+
+
+def _walk_runs(increments, lr=1e-3):
+    keys = np.cumsum(increments, axis=1)
+    steps = np.arange(0, keys.shape[1], 100)
+    return ks.KeySpectraRuns(seeds=np.arange(keys.shape[0]), steps=steps, keys=keys[:, steps],
+                             val_loss=np.zeros((keys.shape[0], steps.size)),
+                             config={"train": {"lr": lr}, "model": {}})
+
+
+def test_key_random_walk_tells_diffusive_from_ballistic():
+    rng = np.random.default_rng(0)
+    shape = (2, 501, 1, 2, 16, 64)
+    walk = ks.key_random_walk(_walk_runs(1e-3 * rng.choice([-1.0, 1.0], size=shape)), min_step=100)
+    np.testing.assert_allclose(walk.diffusive, 1.0, atol=0.03)
+    assert np.all(walk.ballistic < 0.15)
+    np.testing.assert_allclose(walk.predicted_growth, 64 * walk.rms**2)
+    steady = ks.key_random_walk(_walk_runs(np.full(shape, 1e-3)), min_step=100)
+    np.testing.assert_allclose(steady.ballistic, 1.0)
+    with pytest.raises(ValueError, match="min_step"):
+        ks.key_random_walk(_walk_runs(np.zeros(shape)), min_step=450)
+
+
+def test_committed_keys_move_like_a_random_walk(committed):
+    """After step 1000 the entries move by about lr per step in a random direction (not steadily)."""
+    walk = ks.key_random_walk(committed, min_step=1000)
+    assert walk.start.tolist() == [1000, 2000, 3000] and walk.lr == 1e-3
+    assert np.all((walk.diffusive > 0.5) & (walk.diffusive < 1.5))
+    assert np.all(walk.ballistic < 0.05)

@@ -152,17 +152,24 @@ def test_validation_errors_name_the_argument():
 
 # ---------------------------------------------------------------- drivers added for short notebook cells
 def test_scan_equals_inline_loop():
+    """Each setting runs on its own child generator: a row does not depend on the other settings."""
+    from seqrmt.ensemble import spawn_generators
+    from seqrmt.utils import mean_se
+
     grid = [(0.1, 16, 0.1), (0.3, 8, 0.05)]
     tab = T.teacher_student_scan(grid, 300, rng=np.random.default_rng(9), n_steps=200)
-    rng = np.random.default_rng(9)
-    for row, (a, b, e) in zip(tab, grid):
+    gens = spawn_generators(np.random.default_rng(9), len(grid))
+    for row, (a, b, e), rng in zip(tab, grid, gens):
         f = T.teacher_student_ensemble(a, b, e, n_seeds=300, rng=rng, n_steps=200).final
         S = f[:, 0] - f[:, 1]
-        ref = (*U.two_mode_width(f), S.mean(), stats.sem(S),  # ddof=1, as utils.mean_se
+        ref = (*U.two_mode_width(f), *mean_se(S),
                T.teacher_student_width(a, b, e, "leading"), T.teacher_student_width(a, b, e, "exact"))
         np.testing.assert_allclose(row, ref, rtol=1e-12)
     # the measured width agrees with the exact prediction (5 SE)
     assert np.all(np.abs(tab[:, 0] - tab[:, 5]) < 5 * tab[:, 1])
+    # the first setting alone gives the first row: the others do not change its draws
+    alone = T.teacher_student_scan(grid[:1], 300, rng=np.random.default_rng(9), n_steps=200)
+    np.testing.assert_array_equal(alone, tab[:1])
     with pytest.raises(ValueError, match="settings"):
         T.teacher_student_scan([(0.1, 16)], 10, rng=0)
     with pytest.raises(ValueError, match="settings: lr"):

@@ -321,3 +321,74 @@ def test_plot_mp_bulk_fit_draws_the_fit():
     with pytest.raises(ValueError, match="fit"):
         ws.plot_mp_bulk_fit(ax, e, e)
     plt.close(fig)
+
+
+def _old_bootstrap_se(eigs, n_boot, seed):
+    """The bootstrap of bootstrap_mp_fit before it used scipy.stats.bootstrap (resample rows)."""
+    gen = np.random.default_rng(seed)
+    idx = gen.integers(eigs.shape[0], size=(n_boot, eigs.shape[0]))
+    fits = [ws.fit_mp_bulk(eigs[i], 0.25) for i in idx]
+    return np.std([f.area for f in fits], ddof=1), np.std([f.var for f in fits], ddof=1)
+
+
+def test_scipy_bootstrap_gives_the_old_standard_errors_and_intervals():
+    """scipy.stats.bootstrap over the rows: same SE as the former hand-written resampling."""
+    rng = np.random.default_rng(21)
+    bulk = init_key_eigs(rng, 48)
+    tail = X_PLUS * (1 + rng.pareto(1.5, size=(48, 3)))  # a tail in every matrix
+    eigs = np.concatenate([bulk[:, 3:], tail], axis=1)
+    b = ws.bootstrap_mp_fit(eigs, 0.25, n_boot=300, rng=1)
+    old_area, old_var = _old_bootstrap_se(eigs, 300, 2)
+    # two independent bootstraps of 300 resamples: SEs agree to their Monte Carlo error (~6 %)
+    assert b.area_se == pytest.approx(old_area, rel=0.25)
+    assert b.var_se == pytest.approx(old_var, rel=0.25)
+    assert b.areas.shape == b.vars.shape == (300,)
+    lo, hi = b.area_ci
+    assert lo < b.fit.area < hi
+    # a 95 % percentile interval of a near-normal statistic spans about 2 x 1.96 SE
+    assert (hi - lo) / (2 * 1.96 * b.area_se) == pytest.approx(1.0, abs=0.3)
+    with pytest.raises(ValueError, match="confidence_level"):
+        ws.bootstrap_mp_fit(eigs, 0.25, n_boot=5, confidence_level=1.5)
+    with pytest.raises(ValueError, match="method"):
+        ws.bootstrap_mp_fit(eigs, 0.25, n_boot=5, method="jackknife")
+
+
+@pytest.mark.parametrize("frac", [0.15, 0.20, 0.25])
+def test_cdf_fit_recovers_the_bulk_area_without_bins(frac):
+    """D-6b data: the binning-free fit returns A = 1 - f to 0.01 (the histogram fit is biased up)."""
+    rng = np.random.default_rng(62)
+    bulk = init_key_eigs(rng).ravel()
+    tail = X_PLUS * (1 + rng.pareto(1.5, size=int(round(frac / (1 - frac) * bulk.size))))
+    fit = ws.fit_mp_bulk_cdf(np.concatenate([bulk, tail]), 0.25)
+    assert fit.area == pytest.approx(1 - frac, abs=0.01)
+    assert fit.var == pytest.approx(1 / 3, rel=0.02)
+
+
+def test_cdf_fit_scales_and_rejects_bad_input():
+    rng = np.random.default_rng(3)
+    e = init_key_eigs(rng, 64)
+    f1, f2 = ws.fit_mp_bulk_cdf(e, 0.25), ws.fit_mp_bulk_cdf(5 * e, 0.25)
+    assert f2.var == pytest.approx(5 * f1.var, rel=1e-6)
+    assert f2.area == pytest.approx(f1.area, abs=1e-6)
+    assert f1.area > 0.99
+    with pytest.raises(ValueError, match="n_grid"):
+        ws.fit_mp_bulk_cdf(e, 0.25, n_grid=10)
+    with pytest.raises(ValueError, match="eigs"):
+        ws.fit_mp_bulk_cdf(-e, 0.25)
+
+
+def test_per_head_normalisation_removes_the_scale_spread():
+    """Heads of two bulk scales pooled look like a bulk with a tail; normalised they do not."""
+    rng = np.random.default_rng(5)
+    e = init_key_eigs(rng, 64)
+    e[::2] *= 2.0  # half the heads twice as broad
+    pooled = ws.fit_mp_bulk_cdf(e, 0.25).tail_weight
+    normed = ws.fit_mp_bulk_cdf(ws.normalise_bulk_scale(e), 0.25).tail_weight
+    assert pooled > 0.1 and normed < 0.02
+    n = ws.normalise_bulk_scale(e)
+    assert np.median(np.median(n, axis=1)) == pytest.approx(np.median(np.median(e, axis=1)))
+    with pytest.raises(ValueError, match="quantile"):
+        ws.normalise_bulk_scale(e, quantile=1.0)
+    t = ws.tail_weight_systematics(e, 0.25, bins=(30,), quantiles=(0.5, 0.25))
+    assert t[("pooled", "cdf")] == pytest.approx(pooled)
+    assert max(v for (norm, _), v in t.items() if norm != "pooled") < 0.05

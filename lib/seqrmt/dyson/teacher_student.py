@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_nonnegative, check_positive, check_positive_int, check_size
+from ..ensemble import spawn_generators
 from ..utils import as_generator, mean_se, single_threaded_blas
 
 __all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width", "teacher_student_scan",
@@ -262,10 +263,10 @@ def teacher_student_scan(settings, n_seeds, rng=None, n_steps=400, **kwargs):
             _check_sgd(*r)
         except ValueError as exc:
             raise ValueError(f"settings: {exc}") from exc
-    rng = as_generator(rng)
+    gens = spawn_generators(as_generator(rng), len(rows))  # each setting its own generator
     out = []
-    for a, b, e in rows:
-        f = teacher_student_ensemble(a, b, e, n_seeds=n_seeds, rng=rng, n_steps=n_steps, **kwargs).final
+    for (a, b, e), gen in zip(rows, gens):
+        f = teacher_student_ensemble(a, b, e, n_seeds=n_seeds, rng=gen, n_steps=n_steps, **kwargs).final
         S = f[:, 0] - f[:, 1]
         out.append((*two_mode_width(f), *mean_se(S),
                     teacher_student_width(a, b, e, "leading"), teacher_student_width(a, b, e, "exact")))

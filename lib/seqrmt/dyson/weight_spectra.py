@@ -27,9 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
+from scipy import optimize, stats
 
-from .._validation import check_allocation, check_array, check_positive, check_positive_int, check_size
+from .._validation import (check_allocation, check_array, check_int_array, check_positive, check_positive_int,
+                           check_size)
 from ..rmt import mp_cdf, mp_density, mp_edges
 from ..utils import as_generator
 
@@ -38,6 +39,8 @@ __all__ = [
     "mp_bulk_density",
     "MPBulkFit",
     "fit_mp_bulk",
+    "fit_mp_bulk_cdf",
+    "normalise_bulk_scale",
     "tail_weight",
     "MPBootstrap",
     "bootstrap_mp_fit",
@@ -51,6 +54,7 @@ __all__ = [
     "empirical_ccdf",
     "weightwatcher_metrics",
     "plot_mp_bulk_fit",
+    "tail_weight_systematics",
 ]
 
 
@@ -267,6 +271,205 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None, bin_model="ave
     return MPBulkFit(area=float(a), var=s2, ratio=r, bin_edges=edges, hist=hist, rss=res)
 
 
+def fit_mp_bulk_cdf(eigs, ratio, n_grid=400, n_total=None):
+    r"""Binning-free fit of a free-area Marchenko-Pastur bulk to the empirical distribution function.
+
+    For a bulk of area :math:`A` and scale :math:`s^2` whose tail lies above :math:`x_+(s^2)`, the
+    empirical distribution function :math:`F_n` of all eigenvalues equals
+    :math:`A\,F_{\rm MP}(x;r,s^2)` on :math:`[0,x_+]`. On an interval :math:`[0,L]` let
+    :math:`T(L)` be the scale that minimises the mean squared difference
+
+    .. math::
+        D_L(A,s^2)=\frac1L\int_0^L\big(F_n(x)-A\,F_{\rm MP}(x;r,s^2)\big)^2dx ,
+
+    evaluated by the midpoint rule on ``n_grid`` points (the integrand is a known step function;
+    no histogram of the data is formed); for fixed :math:`s^2` the best :math:`A\le1` is linear
+    least squares. The fit is the self-consistent scale, :math:`T(x_+(s^2))=s^2`, found by
+    bracketing from the scale whose law has the sample median and Brent's method: the data are
+    compared with the bulk exactly on its support, and a tail above :math:`x_+` does not enter.
+
+    Parameters
+    ----------
+    eigs : array_like
+        Eigenvalues (any shape; pooled), non-negative, with a positive median.
+    ratio : float
+        :math:`r=N/M\in(0,1]`.
+    n_grid : int
+        Midpoints of the integral (at least 50).
+    n_total : int, optional
+        Normalising count of :math:`F_n` (default ``eigs.size``).
+
+    Returns
+    -------
+    MPBulkFit
+        ``bin_edges`` holds the integration grid and ``hist`` the values of :math:`F_n` on it;
+        ``rss`` is :math:`D_{x_+}` at the optimum.
+
+    Raises
+    ------
+    ValueError
+        If no self-consistent scale lies within a factor 4 of the median-based start.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> bulk = gram_eigenvalues(rng.uniform(-1/8, 1/8, size=(320, 64, 16))).ravel()
+    >>> fit = fit_mp_bulk_cdf(bulk, 0.25)
+    >>> round(fit.area, 2), round(fit.var, 2)
+    (1.0, 0.33)
+    >>> tail = 0.75 * (1 + rng.pareto(1.5, size=bulk.size // 4))  # 20 % above x_+
+    >>> round(fit_mp_bulk_cdf(np.concatenate([bulk, tail]), 0.25).tail_weight, 2)
+    0.19
+    """
+    r = _check_ratio(ratio)
+    x = np.sort(check_array(eigs, "eigs").ravel())
+    if np.any(x < 0):
+        raise ValueError("eigs must be non-negative")
+    if x.size < 2 or np.ptp(x) == 0 or np.median(x) <= 0:
+        raise ValueError("eigs must hold at least two distinct eigenvalues and a positive median")
+    n_grid = check_size(n_grid, "n_grid")
+    if n_grid < 50:
+        raise ValueError(f"n_grid must be at least 50, got {n_grid}")
+    n = x.size if n_total is None else check_positive_int(n_total, "n_total")
+    x_plus1 = mp_edges(r, 1.0)[1]
+    table_u = np.linspace(0.0, x_plus1, 4001)
+    table_f = mp_cdf(table_u, r, 1.0)  # F_MP(x; s^2) = F_MP(x / s^2; 1)
+    mid = (np.arange(n_grid) + 0.5) / n_grid
+
+    def fit_on(L):
+        """Best (s^2, A, D) on [0, L]."""
+        g = mid * L
+        fn = np.searchsorted(x, g, side="right") / n
+
+        def profile(s2):
+            fm = np.interp(g[None, :] / np.atleast_1d(s2)[:, None], table_u, table_f, right=1.0)
+            a = np.minimum(fm @ fn / np.einsum("ij,ij->i", fm, fm), 1.0)
+            return a, np.mean((fn[None, :] - a[:, None] * fm) ** 2, axis=1)
+
+        grid = L / x_plus1 * np.logspace(-0.5, 0.5, 101)
+        k = int(np.argmin(profile(grid)[1]))
+        best = optimize.minimize_scalar(lambda s2: profile(s2)[1][0], method="bounded",
+                                        bounds=(grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]),
+                                        options={"xatol": 1e-10 * grid[k]})
+        a, d = profile(best.x)
+        return float(best.x), float(a[0]), float(d[0]), g, fn
+
+    def excess(s2):
+        return fit_on(s2 * x_plus1)[0] - s2
+
+    s0 = float(np.median(x)) / optimize.brentq(lambda t: np.interp(t, table_u, table_f) - 0.5, 0.0, x_plus1)
+    lo, h_lo = s0, excess(s0)
+    step = 1.15 if h_lo >= 0 else 1 / 1.15
+    while True:  # walk towards the sign change of T(x_+(s^2)) - s^2
+        hi = lo * step
+        h_hi = excess(hi)
+        if (h_lo >= 0) != (h_hi >= 0):
+            break
+        if not 0.25 * s0 < hi < 4 * s0:
+            raise ValueError("fit_mp_bulk_cdf: no self-consistent bulk scale within a factor 4 of the median's")
+        lo, h_lo = hi, h_hi
+    s2 = optimize.brentq(excess, min(lo, hi), max(lo, hi), xtol=1e-9 * s0)
+    s2_fit, a, dist, g, fn = fit_on(s2 * x_plus1)
+    if a <= 0:
+        raise ValueError("no Marchenko-Pastur bulk could be fitted to eigs (fitted area <= 0)")
+    return MPBulkFit(area=a, var=s2_fit, ratio=r, bin_edges=g, hist=fn, rss=dist)
+
+
+def normalise_bulk_scale(eigs, quantile=0.5):
+    r"""Divide each spectrum by its own scale before pooling: per-matrix normalisation of the bulk.
+
+    Pooling the spectra of matrices whose bulks have different scales widens the pooled bulk and
+    inflates the tail weight of a single fitted law. Row :math:`i` is multiplied by
+    :math:`q/q_i`, where :math:`q_i` is its ``quantile`` (the median by default, insensitive to a
+    few tail eigenvalues) and :math:`q` the median of the :math:`q_i`, so the pooled spectrum keeps
+    its units.
+
+    Parameters
+    ----------
+    eigs : array_like, shape (n_matrices, n)
+        One spectrum per row, positive quantiles.
+    quantile : float
+        In ``(0, 1)``; a lower quantile is less affected by the tail.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_matrices, n)
+
+    Examples
+    --------
+    >>> e = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])
+    >>> normalise_bulk_scale(e)
+    array([[1.5, 3. , 4.5],
+           [1.5, 3. , 4.5]])
+    """
+    x = check_array(eigs, "eigs", ndim=2)
+    if np.any(x < 0):
+        raise ValueError("eigs must be non-negative")
+    quantile = check_positive(quantile, "quantile")
+    if not quantile < 1:
+        raise ValueError(f"quantile must lie in (0, 1), got {quantile!r}")
+    q = np.quantile(x, quantile, axis=1)
+    if np.any(q <= 0):
+        raise ValueError("every row of eigs must have a positive quantile")
+    return x * (np.median(q) / q)[:, None]
+
+
+def tail_weight_systematics(eigs, ratio, bins=(20, 30, 40, 60, 80), quantiles=(0.5, 0.25)):
+    r"""Tail weight :math:`1-A` of one set of spectra by several reasonable estimators.
+
+    The estimators: the binning-free :func:`fit_mp_bulk_cdf` and the histogram fit
+    :func:`fit_mp_bulk` with Freedman-Diaconis bins and with ``bins`` equal bins, each on the
+    spectra normalised per matrix by :func:`normalise_bulk_scale` at each of ``quantiles``, and
+    (for comparison) on the pooled spectra without normalisation. Their spread is a systematic
+    error of the tail weight: the data do not prefer one of them.
+
+    Parameters
+    ----------
+    eigs : array_like, shape (n_matrices, n)
+        One spectrum per row.
+    ratio : float
+        As in :func:`fit_mp_bulk`.
+    bins : sequence of int
+        Equal-bin counts of the histogram fits.
+    quantiles : sequence of float
+        Normalisation quantiles; the first is the reference.
+
+    Returns
+    -------
+    dict
+        ``{(normalisation, estimator): 1 - A}`` with normalisation ``"q=<quantile>"`` or
+        ``"pooled"`` and estimator ``"cdf"``, ``"fd"`` or ``"<k> bins"``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> eigs = gram_eigenvalues(rng.uniform(-1/8, 1/8, size=(48, 64, 16)))
+    >>> t = tail_weight_systematics(eigs, 0.25, bins=(30,), quantiles=(0.5,))
+    >>> sorted(t) == sorted([(n, e) for n in ("q=0.5", "pooled") for e in ("cdf", "fd", "30 bins")])
+    True
+    >>> bool(max(t.values()) < 0.05)
+    True
+    """
+    x = check_array(eigs, "eigs", ndim=2)
+    bins = check_int_array(bins, "bins", low=2, ndim=1)
+    quantiles = check_array(quantiles, "quantiles", ndim=1)
+    if bins.size == 0 or quantiles.size == 0:
+        raise ValueError("bins and quantiles must hold at least one value each")
+    if np.any(bins > 10**5):
+        raise ValueError(f"bins must be at most 1e5 bins, got {bins.max()}")
+    if np.any((quantiles <= 0) | (quantiles >= 1)):
+        raise ValueError(f"quantiles must lie in (0, 1), got {quantiles.tolist()}")
+    sets = {f"q={q:g}": normalise_bulk_scale(x, q) for q in quantiles}
+    sets["pooled"] = x
+    out = {}
+    for name, e in sets.items():
+        out[(name, "cdf")] = fit_mp_bulk_cdf(e, ratio).tail_weight
+        out[(name, "fd")] = fit_mp_bulk(e, ratio).tail_weight
+        for b in bins.tolist():
+            out[(name, f"{b} bins")] = fit_mp_bulk(e, ratio, bins=b).tail_weight
+    return out
+
+
 def tail_weight(eigs, ratio, **kwargs):
     """Tail weight :math:`1-A\\in[0,1)` of :func:`fit_mp_bulk` (same arguments and errors).
 
@@ -290,12 +493,18 @@ class MPBootstrap:
     fit : MPBulkFit
         The fit of the whole sample.
     areas, vars : numpy.ndarray
-        ``(n_boot,)`` area and scale of the fit of each bootstrap sample.
+        ``(n_boot,)`` area and scale of the fit of each bootstrap sample (the bootstrap
+        distribution of :func:`scipy.stats.bootstrap`).
+    area_ci, var_ci : tuple of float or None
+        Bootstrap confidence intervals ``(low, high)`` of the area and the scale (level
+        ``confidence_level`` of :func:`bootstrap_mp_fit`).
     """
 
     fit: MPBulkFit
     areas: np.ndarray
     vars: np.ndarray
+    area_ci: tuple | None = None
+    var_ci: tuple | None = None
 
     @property
     def area_se(self):
@@ -308,13 +517,17 @@ class MPBootstrap:
         return float(np.std(self.vars, ddof=1))
 
 
-def bootstrap_mp_fit(eigs, ratio, n_boot=100, rng=None, **kwargs):
+def bootstrap_mp_fit(eigs, ratio, n_boot=100, rng=None, confidence_level=0.95, method="percentile",
+                     fitter=None, **kwargs):
     r""":func:`fit_mp_bulk` with bootstrap errors from resampling whole matrices.
 
     The rows of ``eigs`` (one spectrum per matrix) are drawn with replacement ``n_boot`` times and
-    each resample is refitted; the eigenvalues of one matrix stay together, so the errors include
-    their correlations (level repulsion). They measure how much the fit depends on which matrices
-    the sample happens to hold, not the spread between independent trainings.
+    each resample is refitted, through :func:`scipy.stats.bootstrap` (the rows' indices are the
+    resampled data); the eigenvalues of one matrix stay together, so the errors include their
+    correlations (level repulsion). They measure how much the fit depends on which matrices the
+    sample happens to hold, not the spread between independent trainings. The standard errors are
+    the standard deviations of the bootstrap distribution; the confidence intervals are
+    scipy's (``method``).
 
     Parameters
     ----------
@@ -325,8 +538,15 @@ def bootstrap_mp_fit(eigs, ratio, n_boot=100, rng=None, **kwargs):
     n_boot : int
         Number of bootstrap resamples (at least 2).
     rng : int, numpy.random.Generator or None
+    confidence_level : float
+        Level of the confidence intervals, in ``(0, 1)``.
+    method : {"percentile", "basic", "BCa"}
+        scipy's confidence-interval method.
+    fitter : callable, optional
+        ``fitter(eigs, ratio, **kwargs) -> MPBulkFit`` (default :func:`fit_mp_bulk`; e.g.
+        :func:`fit_mp_bulk_cdf`).
     **kwargs
-        Passed to :func:`fit_mp_bulk` (``bins``, ``range``, ``bin_model``).
+        Passed to ``fitter`` (``bins``, ``range``, ``bin_model`` of :func:`fit_mp_bulk`).
 
     Returns
     -------
@@ -339,6 +559,8 @@ def bootstrap_mp_fit(eigs, ratio, n_boot=100, rng=None, **kwargs):
     >>> b = bootstrap_mp_fit(eigs, 0.25, n_boot=50, rng=1)
     >>> round(b.fit.var, 2), bool(b.var_se < 0.02), bool(0 < b.area_se < 0.05)
     (0.33, True, True)
+    >>> bool(b.var_ci[0] < b.fit.var < b.var_ci[1])
+    True
     """
     x = check_array(eigs, "eigs", ndim=2)
     if x.shape[0] < 2:
@@ -346,11 +568,27 @@ def bootstrap_mp_fit(eigs, ratio, n_boot=100, rng=None, **kwargs):
     n_boot = check_size(n_boot, "n_boot")
     if n_boot < 2:
         raise ValueError(f"n_boot must be at least 2, got {n_boot}")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must lie in (0, 1), got {confidence_level!r}")
+    if method not in ("percentile", "basic", "BCa"):
+        raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
+    fitter = fit_mp_bulk if fitter is None else fitter
+    if not callable(fitter):
+        raise ValueError(f"fitter must be callable, got {type(fitter).__name__}")
     gen = as_generator(rng)
-    fit = fit_mp_bulk(x, ratio, **kwargs)
-    idx = gen.integers(x.shape[0], size=(n_boot, x.shape[0]))
-    fits = [fit_mp_bulk(x[i], ratio, **kwargs) for i in idx]
-    return MPBootstrap(fit=fit, areas=np.array([f.area for f in fits]), vars=np.array([f.var for f in fits]))
+    fit = fitter(x, ratio, **kwargs)
+
+    def statistic(idx):
+        f = fitter(x[np.asarray(idx, dtype=int)], ratio, **kwargs)
+        return np.array([f.area, f.var])
+
+    res = stats.bootstrap((np.arange(x.shape[0]),), statistic, n_resamples=n_boot, vectorized=False,
+                          confidence_level=confidence_level, method=method, rng=gen)
+    dist = res.bootstrap_distribution
+    ci = res.confidence_interval
+    return MPBootstrap(fit=fit, areas=dist[0], vars=dist[1],
+                       area_ci=(float(ci.low[0]), float(ci.high[0])),
+                       var_ci=(float(ci.low[1]), float(ci.high[1])))
 
 
 def covariance_matched_gaussian(weights, n_samples=None, rng=None):

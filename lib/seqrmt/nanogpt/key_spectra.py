@@ -44,6 +44,8 @@ __all__ = [
     "KeySpectraRuns",
     "train_key_spectra",
     "load_key_spectra",
+    "KeyRandomWalk",
+    "key_random_walk",
 ]
 
 KEY_SPECTRA_FILE = pathlib.Path(__file__).with_name("aarts_key_spectra.npz")
@@ -236,3 +238,95 @@ def load_key_spectra(path=None, sha256=KEY_SPECTRA_SHA256):
     return KeySpectraRuns(seeds=arr["seeds"], steps=arr["steps"], keys=arr["keys"], val_loss=arr["val_loss"],
                           config=json.loads(arr["config"].tobytes().decode()),
                           state=state)
+
+
+@dataclass
+class KeyRandomWalk:
+    r"""Result of :func:`key_random_walk`: the motion of the key entries between snapshots.
+
+    Attributes
+    ----------
+    start, stop : numpy.ndarray
+        ``(P,)`` steps at the two ends of each interval.
+    rms : numpy.ndarray
+        ``(R, P)`` root mean square change of a key entry over each interval, per run.
+    lr : float
+        The learning rate of the runs.
+    n_embd : int
+        Row length :math:`M` of a key matrix (the :math:`M` of :math:`s^2=M\operatorname{Var}K_{ij}`).
+    """
+
+    start: np.ndarray
+    stop: np.ndarray
+    rms: np.ndarray
+    lr: float
+    n_embd: int
+
+    @property
+    def n_steps(self):
+        """``(P,)`` interval lengths :math:`\\Delta n`."""
+        return self.stop - self.start
+
+    @property
+    def diffusive(self):
+        """``(R, P)`` :math:`\\mathrm{rms}/(\\alpha\\sqrt{\\Delta n})`: of order one for a random walk of step :math:`\\approx\\alpha`."""
+        return self.rms / (self.lr * np.sqrt(self.n_steps))
+
+    @property
+    def ballistic(self):
+        """``(R, P)`` :math:`\\mathrm{rms}/(\\alpha\\,\\Delta n)`: of order one for steady motion in one direction."""
+        return self.rms / (self.lr * self.n_steps)
+
+    @property
+    def predicted_growth(self):
+        """``(R, P)`` growth :math:`M\\,\\mathrm{rms}^2` of the bulk scale :math:`s^2` if the increments are
+        independent of the matrix they are added to."""
+        return self.n_embd * self.rms**2
+
+
+def key_random_walk(runs, min_step=1000):
+    r"""Test the random-walk picture of training on the key entries of cached runs.
+
+    Between consecutive snapshots :math:`n_1<n_2` (both at least ``min_step``) the change
+    :math:`\Delta K=K(n_2)-K(n_1)` of every key entry is measured by its root mean square. A random
+    walk of :math:`\Delta n=n_2-n_1` independent steps of size about :math:`\alpha` (AdamW's
+    normalised step) gives :math:`\mathrm{rms}\approx\alpha\sqrt{\Delta n}`; steady motion in one
+    direction gives :math:`\alpha\,\Delta n`. If the increments are independent of :math:`K`, the
+    scale :math:`s^2=M\operatorname{Var}K_{ij}` grows by :math:`M\,\mathrm{rms}^2` over the interval
+    ("the Marchenko-Pastur bulk broadens by Brownian motion").
+
+    Parameters
+    ----------
+    runs : KeySpectraRuns
+    min_step : int
+        The first snapshot used (the early, fast phase of training is excluded by default).
+
+    Returns
+    -------
+    KeyRandomWalk
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> keys = np.cumsum(1e-3 * rng.choice([-1.0, 1.0], size=(1, 401, 1, 1, 16, 64)), axis=1)
+    >>> runs = KeySpectraRuns(seeds=np.array([0]), steps=np.arange(401), keys=keys[:, ::100],
+    ...                       val_loss=np.zeros((1, 5)), config={"train": {"lr": 1e-3}, "model": {}})
+    >>> runs.steps = np.arange(0, 401, 100)
+    >>> walk = key_random_walk(runs, min_step=100)
+    >>> walk.start.tolist(), np.round(walk.diffusive, 1).tolist()
+    ([100, 200, 300], [[1.0, 1.0, 1.0]])
+    """
+    if not isinstance(runs, KeySpectraRuns):
+        raise ValueError(f"runs must be a KeySpectraRuns, got {type(runs).__name__}")
+    min_step = _check_nonneg_int(min_step, "min_step")
+    use = np.flatnonzero(np.asarray(runs.steps) >= min_step)
+    if use.size < 2:
+        raise ValueError(f"min_step={min_step} leaves fewer than two snapshots")
+    lr = float(runs.config.get("train", {}).get("lr", 0.0))
+    if not lr > 0:
+        raise ValueError("runs.config['train']['lr'] must be a positive learning rate")
+    k = np.asarray(runs.keys, dtype=np.float64)[:, use]
+    diff = np.diff(k, axis=1).reshape(k.shape[0], use.size - 1, -1)
+    steps = np.asarray(runs.steps)[use]
+    return KeyRandomWalk(start=steps[:-1], stop=steps[1:], rms=np.sqrt(np.mean(diff**2, axis=-1)), lr=lr,
+                         n_embd=int(k.shape[-1]))
