@@ -253,9 +253,9 @@ def test_validation():
 def test_l2sp_experiment_equals_the_loop_of_realisations():
     targets = [(30, 0.25, 0.5), (60, 1.0, 0.2)]
     D2, R = T.l2sp_experiment(20, 40, 0.5, [0.1, 1.0], targets, 0.5, 3, np.random.default_rng(7))
-    rng = np.random.default_rng(7)
+    gens = np.random.default_rng(7).spawn(3)  # realisation k: the k-th child generator
     for k in range(3):
-        d2, r = T.simulate_l2sp(20, 40, 0.5, [0.1, 1.0], targets, 0.5, rng)
+        d2, r = T.simulate_l2sp(20, 40, 0.5, [0.1, 1.0], targets, 0.5, gens[k])
         np.testing.assert_array_equal(D2[k], d2)
         np.testing.assert_array_equal(R[k], r)
     with pytest.raises(ValueError, match="n_seeds"):
@@ -299,9 +299,9 @@ def test_alpha_lora_experiment_equals_the_loop_and_report_agrees():
     a = [T.alpha_lora_optimal_alpha(*s, variant=v) for v in ("corrected", "repository")]
     alphas = np.r_[alphas, a]
     acc, t3 = T.alpha_lora_experiment(*s, alphas, 3, np.random.default_rng(3))
-    rng = np.random.default_rng(3)
+    gens = np.random.default_rng(3).spawn(3)
     for k in range(3):
-        a_k, _, t_k = T.simulate_alpha_lora(*s, alphas, rng)
+        a_k, _, t_k = T.simulate_alpha_lora(*s, alphas, gens[k])
         np.testing.assert_array_equal(acc[k], a_k)
         assert t3[k] == t_k
     lines = T.alpha_lora_report(s, alphas, acc, t3).splitlines()

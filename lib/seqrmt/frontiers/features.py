@@ -23,7 +23,8 @@ from .. import plotting
 from .._validation import check_array, check_int_array, check_nonnegative, check_size
 from ..rmt import solve_delta
 from .attention import memorisation_error
-from ..utils import as_generator
+from ..ensemble import progress_bar, spawn_generators
+from ..utils import as_generator, mean_se
 
 __all__ = [
     "mixture_data",
@@ -247,11 +248,6 @@ def random_features_training_error(Phi, y, n_features, gamma, tol=1e-12, max_ite
     return RandomFeaturesEquivalent(err, dl)
 
 
-def _mean_se(x, axis):
-    x = np.asarray(x, dtype=float)
-    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
-
-
 def random_features_errors(X, y, ratios, gamma, n_draws, rng=None):
     r"""Monte Carlo training errors of random ReLU features for several widths and ridges.
 
@@ -290,9 +286,10 @@ def random_features_errors(X, y, ratios, gamma, n_draws, rng=None):
     gamma = check_array(gamma, "gamma", ndim=1, positive=True)
     n_draws = check_size(n_draws, "n_draws")
     widths = [check_size(int(r * n), "ratios") for r in ratios]
-    rng = as_generator(rng)
-    return np.array([[memorisation_error(relu_features(X, N, rng), y, gamma)
-                      for _ in range(n_draws)] for N in widths])
+    gens = iter(spawn_generators(as_generator(rng), len(widths) * n_draws))
+    return np.array([[memorisation_error(relu_features(X, N, next(gens)), y, gamma)
+                      for _ in range(n_draws)]
+                     for N in progress_bar(widths, desc="widths")])
 
 
 def training_error_table(ratios, gamma, errors, theory, theory_linear, show=None):
@@ -333,7 +330,7 @@ def training_error_table(ratios, gamma, errors, theory, theory_linear, show=None
     theory = check_array(theory, "theory", shape=(k, m))
     theory_linear = check_array(theory_linear, "theory_linear", shape=(k, m))
     show = gamma if show is None else check_array(show, "show", ndim=1)
-    mean, se = _mean_se(errors, 1)
+    mean, se = mean_se(np.moveaxis(errors, 1, 0))
     z = (mean - theory) / se
     lines = ["  N/n  gamma   theory  linearised   Monte Carlo (mean ± se)"]
     for j, r in enumerate(ratios):
@@ -380,7 +377,7 @@ def plot_training_error(ax, ratios, theory, theory_linear, ratios_mc, errors, ga
     errors = check_array(errors, "errors", ndim=3)
     if errors.shape[0] != ratios_mc.size or errors.shape[2] != gamma.size or errors.shape[1] < 2:
         raise ValueError("errors must have shape (len(ratios_mc), n_draws >= 2, len(gamma))")
-    mean, se = _mean_se(errors, 1)
+    mean, se = mean_se(np.moveaxis(errors, 1, 0))
     for i, g in enumerate(gamma):
         plotting.curve_vs_mc(ax, ratios, theory[i], ratios_mc, mean[:, i], 2 * se[:, i],
                              color=f"C{i}", theory_label=rf"$\gamma={g:g}$",

@@ -31,7 +31,8 @@ import numpy as np
 
 from .. import rmt
 from .._validation import check_array, check_nonnegative, check_positive, check_size
-from ..utils import as_generator, single_threaded_blas
+from ..ensemble import progress_bar, spawn_generators
+from ..utils import as_generator, mean_se, single_threaded_blas
 
 __all__ = [
     "ar1_covariance",
@@ -473,23 +474,20 @@ def spiked_masked_top(theta, gamma, lam):
 # ---------------------------------------------------------------------------
 
 
-def _gaussian_sets(Sigma, n, n_sets, rng):
-    """Yield ``n_sets`` data sets ``X`` (n x d) with rows N(0, Sigma), one after the other."""
+def _gaussian_sets(Sigma, n, n_sets, rng, desc=None):
+    """Yield ``n_sets`` data sets ``X`` (n x d) with rows N(0, Sigma), set ``i`` drawn from the
+    ``i``-th child generator of ``rng`` (:func:`seqrmt.ensemble.spawn_generators`)."""
     L = np.linalg.cholesky(Sigma)
-    for _ in range(n_sets):
-        yield rng.standard_normal((n, Sigma.shape[0])) @ L.T
-
-
-def _mean_se(x, axis=0):
-    x = np.asarray(x, dtype=float)
-    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
+    for g in progress_bar(spawn_generators(rng, n_sets), desc=desc):
+        yield g.standard_normal((n, Sigma.shape[0])) @ L.T
 
 
 def masked_ridge_experiment(Sigma, n, lam, n_sets, rng=None):
     r"""Test and training errors of masked ridge on independent Gaussian data sets.
 
     Each data set is :math:`X=GL^\top` with :math:`G` an :math:`n\times d` standard Gaussian matrix
-    and :math:`LL^\top=\Sigma` (Cholesky), drawn one after the other; the errors are exact
+    and :math:`LL^\top=\Sigma` (Cholesky), set :math:`i` drawn from the :math:`i`-th child generator of
+    ``rng`` (:func:`seqrmt.ensemble.spawn_generators`); the errors are exact
     (:func:`masked_ridge_errors`).
 
     Parameters
@@ -527,7 +525,7 @@ def masked_ridge_experiment(Sigma, n, lam, n_sets, rng=None):
         raise ValueError("Sigma must be positive definite") from None
     rng = as_generator(rng)
     out = []
-    for X in _gaussian_sets(Sigma, n, n_sets, rng):
+    for X in _gaussian_sets(Sigma, n, n_sets, rng, desc="data sets"):
         run = masked_ridge_errors(X, lam, Sigma)
         out.append([run.test_error, run.train_error])
     return np.array(out)
@@ -608,7 +606,8 @@ def plot_errors_vs_ridge(ax, lam, theory, lam_mc, mean, se, population_error=Non
 def spiked_experiment(u, theta, n, lam, n_sets, rng=None, noise_variances=None):
     r"""Top eigenpair of masked ridge and of PCA on spiked data :math:`\Sigma=D+\theta uu^\top`.
 
-    For each :math:`\theta` and data set (in this order), :math:`n` Gaussian rows with covariance
+    For each :math:`\theta` and data set (each set from its own child generator of ``rng``),
+    :math:`n` Gaussian rows with covariance
     :math:`\Sigma`; records the top eigenvalue of :math:`\hat A` (:func:`masked_ridge_spectrum`)
     and the squared overlaps with :math:`u` of its top eigenvector and of the top eigenvector of
     :math:`X^\top X`.
@@ -710,7 +709,7 @@ def spiked_table(theta, top, overlap, overlap_pca, gamma, lam, strong=1.5):
     if not np.any(theta >= strong):
         raise ValueError("strong must not exceed the largest theta")
     top_th, ov_th = spiked_masked_top(theta, gamma, lam)
-    (m, se), (m_ov, se_ov) = _mean_se(top, 1), _mean_se(ov, 1)
+    (m, se), (m_ov, se_ov) = mean_se(top.T), mean_se(ov.T)
     lines = ["theta  top: theory  simulation    overlap: theory  masked      PCA"]
     for i, th in enumerate(theta):
         lines.append(f"{th:4.1f}   {top_th[i]:11.4f}  {m[i]:.4f}±{se[i]:.4f}  "
@@ -752,7 +751,7 @@ def plot_spiked(axes, theta, top, overlap, overlap_pca, gamma, lam, n_grid=200):
     top_th, ov_th = spiked_masked_top(grid, gamma, lam)
     ax1, ax2 = axes
     ax1.plot(grid, top_th, label="theory")
-    ax1.errorbar(theta, top.mean(1), yerr=2 * _mean_se(top, 1)[1], fmt="o", mfc="white",
+    ax1.errorbar(theta, top.mean(1), yerr=2 * mean_se(top.T)[1], fmt="o", mfc="white",
                  capsize=3, label="simulation")
     ax1.set_ylabel(r"top eigenvalue of $\hat A$")
     ax2.plot(grid, ov_th, label="theory (both)")

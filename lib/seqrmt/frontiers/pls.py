@@ -26,7 +26,8 @@ from scipy import optimize
 
 from .. import plotting
 from .._validation import check_array, check_int_array, check_nonnegative, check_positive, check_size
-from ..utils import as_generator
+from ..ensemble import progress_bar, spawn_generators
+from ..utils import as_generator, mean_se
 
 __all__ = [
     "two_view_data",
@@ -326,15 +327,11 @@ def pca_overlap(t, ratio):
     return float(out) if out.ndim == 0 else out
 
 
-def _mean_se(x, axis):
-    x = np.asarray(x, dtype=float)
-    return x.mean(axis), x.std(axis, ddof=1) / np.sqrt(x.shape[axis])
-
-
 def overlap_experiment(n, p, q, t_x, t_y, n_rep, rng=None):
     r"""Monte Carlo of PLS-SVD and of PCA of :math:`X` alone over a grid of signal strengths.
 
-    For each :math:`t_y`, each :math:`t_x` and each repetition (in this order) one draw of
+    For each :math:`t_y`, each :math:`t_x` and each repetition (in this order) one draw, from the
+    next child generator of ``rng`` (:func:`seqrmt.ensemble.spawn_generators`), of
     :func:`two_view_data`; records the top singular value :math:`s_1` of :func:`pls_svd`, the
     squared overlaps :math:`\langle\hat u,u\rangle^2`, :math:`\langle\hat v,v\rangle^2`, and the
     squared overlap of the top eigenvector of :math:`X^\top X` with :math:`u`.
@@ -369,13 +366,13 @@ def overlap_experiment(n, p, q, t_x, t_y, n_rep, rng=None):
         if np.any(t < 0):
             raise ValueError(f"{name} must be non-negative")
     n_rep = check_size(n_rep, "n_rep")
-    rng = as_generator(rng)
+    gens = iter(spawn_generators(as_generator(rng), t_y.size * t_x.size * n_rep))
     stats = np.empty((t_y.size, t_x.size, n_rep, 3))
     pca = np.empty((t_y.size, t_x.size, n_rep))
-    for a, ty in enumerate(t_y):
+    for a, ty in enumerate(progress_bar(t_y, desc="t_y")):
         for b, tx in enumerate(t_x):
             for k in range(n_rep):
-                X, Y, u, v = two_view_data(n, p, q, tx, ty, rng)
+                X, Y, u, v = two_view_data(n, p, q, tx, ty, next(gens))
                 s1, u_hat, v_hat = pls_svd(X, Y)
                 stats[a, b, k] = s1, (u_hat @ u) ** 2, (v_hat @ v) ** 2
                 u_pca = np.linalg.eigh(X.T @ X)[1][:, -1]  # top eigenvector
@@ -426,11 +423,11 @@ def plot_overlaps(ax, t_x, t_y, c_x, c_y, t_x_mc, pls_stats, pca):
     c_x, c_y = check_positive(c_x, "c_x"), check_positive(c_y, "c_y")
     for a, ty in enumerate(t_y):
         ov = np.array([pls_spike(t, ty, c_x, c_y).overlap_u for t in grid])
-        m, se = _mean_se(pls_stats[a, :, :, 1], 1)
+        m, se = mean_se(pls_stats[a, :, :, 1].T)
         plotting.curve_vs_mc(ax, grid, ov, t_x_mc, m, 2 * se, color=f"C{a}",
                              theory_label=f"PLS, $t_y={ty:g}$", mc_label=None)
     pooled = np.moveaxis(pca, 1, 0).reshape(t_x_mc.size, -1)
-    m, se = _mean_se(pooled, 1)
+    m, se = mean_se(pooled.T)
     plotting.curve_vs_mc(ax, grid, pca_overlap(grid, c_x), t_x_mc, m, 2 * se, color="k",
                          marker="s", theory_label="PCA of $X$", mc_label="Monte Carlo")
     top = int(np.argmax(t_y))
@@ -486,7 +483,7 @@ def spike_report(t_x, t_y, c_x, c_y, pls_stats, pca, rows, pca_columns):
     lines = ["t_x   t_y   <u_hat,u>^2: theory, MC      <v_hat,v>^2: theory, MC"]
     z, spikes = [], {r: pls_spike(t_x[r[1]], t_y[r[0]], c_x, c_y) for r in rows}
     for a, b in rows:
-        sp, (m, se) = spikes[a, b], _mean_se(st[a, b], 0)
+        sp, (m, se) = spikes[a, b], mean_se(st[a, b])
         z += [(m[1] - sp.overlap_u) / se[1], (m[2] - sp.overlap_v) / se[2]]
         lines.append(f"{t_x[b]:4.2f}  {t_y[a]:3g}   "
                      f"{sp.overlap_u:.4f}, {m[1]:.4f} ± {se[1]:.4f}    "
@@ -494,13 +491,13 @@ def spike_report(t_x, t_y, c_x, c_y, pls_stats, pca, rows, pca_columns):
     lines.append(f"largest overlap gap in these rows: {np.max(np.abs(z)):.1f} se")
     lines.append("top singular value s1: theory, MC")
     for a, b in rows:
-        m, se = _mean_se(st[a, b], 0)
+        m, se = mean_se(st[a, b])
         lines.append(f"  s1 at t_x = {t_x[b]:4.2f}, t_y = {t_y[a]:g}: "
                      f"{spikes[a, b].singular_value:.4f}, {m[0]:.4f} ± {se[0]:.4f}")
     pooled = "both" if t_y.size == 2 else "all"
     lines.append(f"PCA of X alone, <u_pca,u>^2: theory, MC ({pooled} t_y pooled)")
     for b in cols:
-        m, se = _mean_se(pca[:, b].ravel(), 0)
+        m, se = mean_se(pca[:, b].ravel())
         lines.append(f"  PCA at t_x = {t_x[b]:4.2f}: {pca_overlap(t_x[b], c_x):.4f}, "
                      f"{m:.4f} ± {se:.4f}")
     return "\n".join(lines)

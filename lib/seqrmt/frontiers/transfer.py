@@ -36,7 +36,8 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..utils import ConvergenceError, as_generator
+from ..ensemble import progress_bar, spawn_generators
+from ..utils import ConvergenceError, as_generator, mean_se
 
 __all__ = [
     "l2sp_coefficients",
@@ -63,12 +64,6 @@ __all__ = [
     "alpha_lora_report",
     "plot_alpha_lora",
 ]
-
-
-def _mean_se(x):
-    """Mean and standard error over the first axis."""
-    x = np.asarray(x, dtype=float)
-    return x.mean(0), x.std(0, ddof=1) / np.sqrt(len(x))
 
 
 def _real(x, name):
@@ -466,9 +461,8 @@ def l2sp_experiment(p, n_s, sigma_s2, taus, targets, rho, n_seeds, rng, w0_norm=
     ((3, 1), (3, 1, 2))
     """
     n_seeds = check_size(n_seeds, "n_seeds", minimum=2)
-    rng = as_generator(rng)
-    runs = [simulate_l2sp(p, n_s, sigma_s2, taus, targets, rho, rng, w0_norm)
-            for _ in range(n_seeds)]
+    runs = [simulate_l2sp(p, n_s, sigma_s2, taus, targets, rho, g, w0_norm)
+            for g in progress_bar(spawn_generators(as_generator(rng), n_seeds), desc="seeds")]
     return np.array([r[0] for r in runs]), np.array([r[1] for r in runs])
 
 
@@ -568,7 +562,7 @@ def l2sp_table(taus, targets, distance_sq, risk, distance_sq_theory, risk_theory
     risk = check_array(risk, "risk", shape=(D2.shape[0], len(targets), k + 1))
     d2_th = check_array(distance_sq_theory, "distance_sq_theory", shape=(k + 1,))
     r_th = check_array(risk_theory, "risk_theory", shape=(len(targets), k + 1))
-    (dm, ds), (rm, rs) = _mean_se(D2), _mean_se(risk)
+    (dm, ds), (rm, rs) = mean_se(D2), mean_se(risk)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.r_[((dm - d2_th[:k]) / ds), ((rm - r_th) / rs).ravel()]
     lines = []
@@ -669,11 +663,11 @@ def plot_l2sp_learning_curves(ax, p, n_s, sigma_s2, tau, n_ts, sigma_t2, lam, ri
     n_grid = np.geomspace(0.8 * n_ts.min(), 1.25 * n_ts.max(), 60)
     for k, (rho, v) in enumerate(sims.items()):
         d2 = source_distance(tau, p / n_s, 1.0, 1.0, rho, sigma_s2)
-        m, s = _mean_se(v[:, :, 0])
+        m, s = mean_se(v[:, :, 0])
         plotting.curve_vs_mc(ax, n_grid, target_risk(lam, p / n_grid, sigma_t2, d2),
                              n_ts, m, 2 * s, theory_label=rf"transfer, $\rho={rho:g}$",
                              mc_label=None, color=f"C{k}")
-    m, s = _mean_se(np.concatenate([v[:, :, 1] for v in sims.values()]))
+    m, s = mean_se(np.concatenate([v[:, :, 1] for v in sims.values()]))
     plotting.curve_vs_mc(ax, n_grid, target_risk(lam, p / n_grid, sigma_t2, 1.0), n_ts, m,
                          2 * s, theory_label="no transfer", mc_label=None, color="k")
     ax.set(xscale="log", xlabel="target samples $n_t$", ylabel="target risk")
@@ -1021,7 +1015,8 @@ def alpha_lora_experiment(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, 
     n_draws : int
         Independent draws, at least 2 (:func:`alpha_lora_report` needs standard errors).
     rng : numpy.random.Generator or int or None
-        Random generator; the draws use it one after the other.
+        Root of the draws: draw :math:`i` uses the :math:`i`-th child generator
+        (:func:`seqrmt.ensemble.spawn_generators`).
 
     Returns
     -------
@@ -1037,9 +1032,8 @@ def alpha_lora_experiment(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, 
     ((3, 2), (3,))
     """
     n_draws = check_size(n_draws, "n_draws", minimum=2)
-    rng = as_generator(rng)
-    runs = [simulate_alpha_lora(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, rng)
-            for _ in range(n_draws)]
+    runs = [simulate_alpha_lora(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, g)
+            for g in progress_bar(spawn_generators(as_generator(rng), n_draws), desc="draws")]
     return np.array([r[0] for r in runs]), np.array([r[2] for r in runs])
 
 
@@ -1107,11 +1101,11 @@ def alpha_lora_report(setting, alphas, accuracy, t3, show=(0.0, 1.0)):
     cols = _columns(alphas, list(show) + [a_c, a_r], "alphas")
     lines = [f"alpha* = {a_c:.3f} (repository T3: {a_r:.3f})"]
     for a, j in zip(list(show) + [a_c], cols[:-1]):
-        th, (m, se) = alpha_lora_accuracy(a, *s), _mean_se(acc[:, j])
+        th, (m, se) = alpha_lora_accuracy(a, *s), mean_se(acc[:, j])
         lines.append(f"  alpha = {a:6.3f}: accuracy {th:.4f} | {m:.4f} ± {se:.4f}")
         lines.append(f"      gap {(m - th) / se:+.1f} se")
     t3c, t3r = (alpha_lora_t3(*s, variant=v) for v in ("corrected", "repository"))
-    m, se = _mean_se(t3)
+    m, se = mean_se(t3)
     lines.append(f"  T3: corrected {t3c:.4f}, repository {t3r:.4f}, simulated {m:.4f} ± {se:.4f}")
     lines.append(f"      gap to corrected {(m - t3c) / se:+.1f} se,"
                  f" to repository {(m - t3r) / se:+.1f} se")
@@ -1153,7 +1147,7 @@ def plot_alpha_lora(ax, setting, alphas, accuracy, color=None, n_grid=201):
     if acc.shape[1] != alphas.size or acc.shape[0] < 2:
         raise ValueError("accuracy must have shape (n_draws >= 2, len(alphas))")
     fine = np.linspace(alphas.min(), alphas.max(), check_size(n_grid, "n_grid", minimum=2))
-    m, se = _mean_se(acc)
+    m, se = mean_se(acc)
     plotting.curve_vs_mc(ax, fine, alpha_lora_accuracy(fine, *s), alphas, m, 2 * se,
                          mc_label=None, theory_label=rf"$\beta={s[5]:g}$", color=color)
     color = ax.lines[-1].get_color() if color is None else color
