@@ -1100,19 +1100,19 @@ def alpha_lora_report(setting, alphas, accuracy, t3, show=(0.0, 1.0)):
     a_c, a_r = (alpha_lora_optimal_alpha(*s, variant=v) for v in ("corrected", "repository"))
     cols = _columns(alphas, list(show) + [a_c, a_r], "alphas")
     lines = [f"alpha* = {a_c:.3f} (repository T3: {a_r:.3f})"]
+    acc_m, acc_se = mean_se(acc)  # numpy scalars below: a zero se gives inf, not an error
     for a, j in zip(list(show) + [a_c], cols[:-1]):
-        th, (m, se) = alpha_lora_accuracy(a, *s), mean_se(acc[:, j])
+        th, m, se = alpha_lora_accuracy(a, *s), acc_m[j], acc_se[j]
         lines.append(f"  alpha = {a:6.3f}: accuracy {th:.4f} | {m:.4f} ± {se:.4f}")
         lines.append(f"      gap {(m - th) / se:+.1f} se")
     t3c, t3r = (alpha_lora_t3(*s, variant=v) for v in ("corrected", "repository"))
-    m, se = mean_se(t3)
+    m, se = (v[0] for v in mean_se(t3[:, None]))
     lines.append(f"  T3: corrected {t3c:.4f}, repository {t3r:.4f}, simulated {m:.4f} ± {se:.4f}")
     lines.append(f"      gap to corrected {(m - t3c) / se:+.1f} se,"
                  f" to repository {(m - t3r) / se:+.1f} se")
-    d = acc[:, cols[-2]] - acc[:, cols[-1]]
+    m, se = mean_se(acc[:, cols[-2]] - acc[:, cols[-1]])
     th = alpha_lora_accuracy(a_c, *s) - alpha_lora_accuracy(a_r, *s)
-    lines.append(f"  acc(alpha*) - acc(repository alpha*): {th:+.5f} |"
-                 f" {d.mean():+.5f} ± {d.std(ddof=1) / np.sqrt(len(d)):.5f}")
+    lines.append(f"  acc(alpha*) - acc(repository alpha*): {th:+.5f} | {m:+.5f} ± {se:.5f}")
     return "\n".join(lines)
 
 
