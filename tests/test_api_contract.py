@@ -659,6 +659,8 @@ REGISTRY = {
     "frontiers.transfer.alpha_lora_moments": dict(N=1000, n=200, p=100, mu=1.0, mu_orth=1.5,
                                                   beta=0.3, gamma_pre=1.0, gamma=1.0,
                                                   _ok="mu_orth:zero beta:*"),
+    "frontiers.transfer.alpha_lora_source_norm_sq": dict(N=1000, p=100, mu=1.0, gamma_pre=1.0,
+                                                          variant="corrected"),
     "frontiers.transfer.alpha_lora_t3": dict(N=1000, n=200, p=100, mu=1.0, mu_orth=1.5, beta=0.3,
                                              gamma_pre=1.0, gamma=1.0, _ok="mu_orth:zero beta:*"),
     "frontiers.transfer.alpha_lora_accuracy": dict(alpha=0.5, N=1000, n=200, p=100, mu=1.0,

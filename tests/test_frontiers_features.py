@@ -79,10 +79,11 @@ def test_random_features_errors_equals_the_loop():
     X, y = fe.mixture_data(16, 8, 2.0, rng=0)
     gam = np.array([0.1, 1.0])
     err = fe.random_features_errors(X, y, [0.5, 1.25], gam, 3, np.random.default_rng(5))
-    rng = np.random.default_rng(5)
+    roots = np.random.default_rng(5).spawn(2)  # one root per width, a child per draw
     for j, r in enumerate([0.5, 1.25]):
+        gens = roots[j].spawn(3)
         for k in range(3):
-            F = fe.relu_features(X, int(r * 16), rng)
+            F = fe.relu_features(X, int(r * 16), gens[k])
             np.testing.assert_array_equal(err[j, k], memorisation_error(F, y, gam))
     assert np.all(err[:, :, 0] < err[:, :, 1])  # the training error grows with the ridge
     with pytest.raises(ValueError, match="ratios"):

@@ -151,9 +151,9 @@ def test_validation(call, name):
 def test_masked_ridge_experiment_equals_the_loop():
     Sigma, lams = M.ar1_covariance(6, 0.5), np.array([0.1, 1.0])
     e = M.masked_ridge_experiment(Sigma, 10, lams, 3, np.random.default_rng(2))
-    rng, L = np.random.default_rng(2), np.linalg.cholesky(Sigma)
+    gens, L = np.random.default_rng(2).spawn(3), np.linalg.cholesky(Sigma)  # one per set
     for k in range(3):
-        run = M.masked_ridge_errors(rng.standard_normal((10, 6)) @ L.T, lams, Sigma)
+        run = M.masked_ridge_errors(gens[k].standard_normal((10, 6)) @ L.T, lams, Sigma)
         np.testing.assert_array_equal(e[k], [run.test_error, run.train_error])
     with pytest.raises(ValueError, match="Sigma"):
         M.masked_ridge_experiment(np.diag([1.0, 0.0]), 10, lams, 2, 0)
@@ -175,8 +175,9 @@ def test_spiked_experiment_equals_the_loop_and_table_matches():
     rng = np.random.default_rng(9)
     for i, th in enumerate(thetas):
         L = np.linalg.cholesky(np.eye(d) + th * np.outer(u, u))
+        gens = rng.spawn(3)  # one child generator per data set
         for s in range(3):
-            X = rng.standard_normal((40, d)) @ L.T
+            X = gens[s].standard_normal((40, d)) @ L.T
             ev, V = M.masked_ridge_spectrum(X, 0.5)
             assert top[i, s] == ev[0] and ov[i, s] == pytest.approx((V[:, 0] @ u) ** 2)
             pca = np.linalg.svd(X, full_matrices=False)[2][0]  # independent: SVD of X
@@ -220,9 +221,10 @@ def test_spiked_experiment_with_heteroscedastic_noise():
     sig2 = np.where(np.arange(d) % 2 == 0, 0.5, 3.0)
     top, ov, _ = M.spiked_experiment(u, [2.0], 30, 0.5, 2, np.random.default_rng(3),
                                      noise_variances=sig2)
-    rng, L = np.random.default_rng(3), np.linalg.cholesky(np.diag(sig2) + 2.0 * np.outer(u, u))
+    gens = np.random.default_rng(3).spawn(2)
+    L = np.linalg.cholesky(np.diag(sig2) + 2.0 * np.outer(u, u))
     for s in range(2):
-        ev, V = M.masked_ridge_spectrum(rng.standard_normal((30, d)) @ L.T, 0.5)
+        ev, V = M.masked_ridge_spectrum(gens[s].standard_normal((30, d)) @ L.T, 0.5)
         assert top[0, s] == ev[0] and ov[0, s] == pytest.approx((V[:, 0] @ u) ** 2)
     with pytest.raises(ValueError, match="noise_variances"):
         M.spiked_experiment(u, [2.0], 30, 0.5, 2, 0, noise_variances=-sig2)

@@ -63,11 +63,12 @@ def test_pls_checkpoints(t_x, t_y, s1, ou, ov):
 
 def test_overlap_experiment_equals_the_loop():
     st, pca = pls.overlap_experiment(60, 10, 15, [0.5, 4.0], [1.0, 9.0], 2, np.random.default_rng(4))
-    rng = np.random.default_rng(4)
+    roots = iter(np.random.default_rng(4).spawn(4))  # one root per (t_y, t_x), a child per draw
     for a, ty in enumerate([1.0, 9.0]):
         for b, tx in enumerate([0.5, 4.0]):
+            gens = next(roots).spawn(2)
             for k in range(2):
-                X, Y, u, v = pls.two_view_data(60, 10, 15, tx, ty, rng)
+                X, Y, u, v = pls.two_view_data(60, 10, 15, tx, ty, gens[k])
                 s1, uh, vh = pls.pls_svd(X, Y)
                 np.testing.assert_allclose(st[a, b, k], [s1, (uh @ u) ** 2, (vh @ v) ** 2])
                 top = np.linalg.svd(X, full_matrices=False)[2][0]  # independent: SVD of X

@@ -188,8 +188,52 @@ def test_source_norm_theory_matches_simulation():
         Xs[:, 0] += mu * ys
         w = T.l2sp_ridge(Xs, ys, 1.0)
         vals.append(w @ w)
-    assert np.mean(vals) == pytest.approx(T._source_norm_sq(p / N, 1.0, mu), abs=0.003)
-    assert T._source_norm_sq(0.1, 1.0, 1.5) == pytest.approx(0.1301, abs=6e-5)
+    assert np.mean(vals) == pytest.approx(T.alpha_lora_source_norm_sq(N, p, mu, 1.0), abs=0.003)
+    assert T.alpha_lora_source_norm_sq(8000, 800, 1.5, 1.0) == pytest.approx(0.1301, abs=6e-5)
+
+
+def test_source_norm_is_the_derivative_form_and_the_code_form_is_low():
+    # W_2 = h(m) - E_RR / gamma_pre equals d/dgamma [(gamma + 1/(1+delta_R)) / lambda_R]
+    # (the spec's form, by central difference); review: 0.38731 at (p/N, gamma_pre) = (0.8, 0.3)
+    from seqrmt import rmt
+
+    def derivative_form(c, g0, mu):
+        def f(g):
+            dR = rmt.ridge_delta(c, g)
+            return (g + 1.0 / (1.0 + dR)) / (mu**2 + 1.0 + g * (1.0 + dR))
+        return (f(g0 * (1 + 1e-5)) - f(g0 * (1 - 1e-5))) / (2e-5 * g0)
+
+    for N, p, mu, g in [(8000, 800, 1.5, 1.0), (2000, 200, 2.0, 1.0), (1000, 800, 1.0, 0.3)]:
+        assert T.alpha_lora_source_norm_sq(N, p, mu, g) == pytest.approx(
+            derivative_form(p / N, g, mu), rel=1e-7)
+    assert T.alpha_lora_source_norm_sq(1000, 800, 1.0, 0.3) == pytest.approx(0.38731, abs=1e-5)
+    code = T.alpha_lora_source_norm_sq(1000, 800, 1.0, 0.3, variant="repository")
+    assert 1 - code / 0.38731 == pytest.approx(0.43, abs=0.01)  # 43 % low
+
+
+@pytest.mark.parametrize("setting", [DEMO, ALIGNED, ANTI])
+def test_code_t3_is_the_general_formula_with_the_wrong_source_norm(setting):
+    # The authors' T_3 for an arbitrary source classifier, written with s = mu_beta . w_tilde and
+    # W = ||w_tilde||^2: (g(1+dQ))^2/h [(s/lQ)^2 + (1-h) W/eta + (1-h) s^2 (mb2/lQ - 2)/(eta lQ)].
+    # At s = beta mu^2 / lambda_R and the correct W_2 it is the corrected T_3; with the code's
+    # closed form for ||w_tilde||^2 it is the code's ridge-specific T_3: the bug is that closed form.
+    from seqrmt import rmt
+
+    N, n, p, mu, mu_o, beta, g_pre, g = setting
+    eta = p / n
+    dQ, dR = rmt.ridge_delta(eta, g), rmt.ridge_delta(p / N, g_pre)
+    h = 1 - eta / (1 + g * (1 + dQ)) ** 2
+    mb2 = beta**2 * mu**2 + (1 - beta**2) * mu_o**2
+    lQ, lR = mb2 + 1 + g * (1 + dQ), mu**2 + 1 + g_pre * (1 + dR)
+    s = beta * mu**2 / lR
+
+    def general(W):
+        return (g * (1 + dQ)) ** 2 / h * ((s / lQ) ** 2 + (1 - h) * W / eta
+                                          + (1 - h) * s**2 * (mb2 / lQ - 2) / (eta * lQ))
+
+    for variant in ("corrected", "repository"):
+        W = T.alpha_lora_source_norm_sq(N, p, mu, g_pre, variant=variant)
+        assert general(W) == pytest.approx(T.alpha_lora_t3(*setting, variant=variant), rel=1e-9)
 
 
 def test_validation():
@@ -209,9 +253,9 @@ def test_validation():
 def test_l2sp_experiment_equals_the_loop_of_realisations():
     targets = [(30, 0.25, 0.5), (60, 1.0, 0.2)]
     D2, R = T.l2sp_experiment(20, 40, 0.5, [0.1, 1.0], targets, 0.5, 3, np.random.default_rng(7))
-    rng = np.random.default_rng(7)
+    gens = np.random.default_rng(7).spawn(3)  # realisation k: the k-th child generator
     for k in range(3):
-        d2, r = T.simulate_l2sp(20, 40, 0.5, [0.1, 1.0], targets, 0.5, rng)
+        d2, r = T.simulate_l2sp(20, 40, 0.5, [0.1, 1.0], targets, 0.5, gens[k])
         np.testing.assert_array_equal(D2[k], d2)
         np.testing.assert_array_equal(R[k], r)
     with pytest.raises(ValueError, match="n_seeds"):
@@ -255,9 +299,9 @@ def test_alpha_lora_experiment_equals_the_loop_and_report_agrees():
     a = [T.alpha_lora_optimal_alpha(*s, variant=v) for v in ("corrected", "repository")]
     alphas = np.r_[alphas, a]
     acc, t3 = T.alpha_lora_experiment(*s, alphas, 3, np.random.default_rng(3))
-    rng = np.random.default_rng(3)
+    gens = np.random.default_rng(3).spawn(3)
     for k in range(3):
-        a_k, _, t_k = T.simulate_alpha_lora(*s, alphas, rng)
+        a_k, _, t_k = T.simulate_alpha_lora(*s, alphas, gens[k])
         np.testing.assert_array_equal(acc[k], a_k)
         assert t3[k] == t_k
     lines = T.alpha_lora_report(s, alphas, acc, t3).splitlines()

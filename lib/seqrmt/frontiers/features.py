@@ -23,6 +23,7 @@ from .. import plotting
 from .._validation import check_array, check_int_array, check_nonnegative, check_size
 from ..rmt import solve_delta
 from .attention import memorisation_error
+from ..ensemble import run_ensemble, spawn_generators
 from ..utils import as_generator, mean_se
 
 __all__ = [
@@ -285,9 +286,14 @@ def random_features_errors(X, y, ratios, gamma, n_draws, rng=None):
     gamma = check_array(gamma, "gamma", ndim=1, positive=True)
     n_draws = check_size(n_draws, "n_draws")
     widths = [check_size(int(r * n), "ratios") for r in ratios]
-    rng = as_generator(rng)
-    return np.array([[memorisation_error(relu_features(X, N, rng), y, gamma)
-                      for _ in range(n_draws)] for N in widths])
+    roots = spawn_generators(as_generator(rng), len(widths))
+    return np.array([run_ensemble(_features_draw, n_draws, root, args=(X, y, N, gamma),
+                                  desc=f"N = {N}") for N, root in zip(widths, roots)])
+
+
+def _features_draw(rng, X, y, n_features, gamma):
+    """One draw of W for :func:`random_features_errors`: the memorisation errors per ridge."""
+    return memorisation_error(relu_features(X, n_features, rng), y, gamma)
 
 
 def training_error_table(ratios, gamma, errors, theory, theory_linear, show=None):

@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import rmt
 from .._validation import check_array, check_nonnegative, check_positive, check_size
+from ..ensemble import progress_bar, spawn_generators
 from ..utils import as_generator, mean_se, single_threaded_blas
 
 __all__ = [
@@ -473,18 +474,20 @@ def spiked_masked_top(theta, gamma, lam):
 # ---------------------------------------------------------------------------
 
 
-def _gaussian_sets(Sigma, n, n_sets, rng):
-    """Yield ``n_sets`` data sets ``X`` (n x d) with rows N(0, Sigma), one after the other."""
+def _gaussian_sets(Sigma, n, n_sets, rng, desc=None):
+    """Yield ``n_sets`` data sets ``X`` (n x d) with rows N(0, Sigma), set ``i`` drawn from the
+    ``i``-th child generator of ``rng`` (:func:`seqrmt.ensemble.spawn_generators`)."""
     L = np.linalg.cholesky(Sigma)
-    for _ in range(n_sets):
-        yield rng.standard_normal((n, Sigma.shape[0])) @ L.T
+    for g in progress_bar(spawn_generators(rng, n_sets), desc=desc):
+        yield g.standard_normal((n, Sigma.shape[0])) @ L.T
 
 
 def masked_ridge_experiment(Sigma, n, lam, n_sets, rng=None):
     r"""Test and training errors of masked ridge on independent Gaussian data sets.
 
     Each data set is :math:`X=GL^\top` with :math:`G` an :math:`n\times d` standard Gaussian matrix
-    and :math:`LL^\top=\Sigma` (Cholesky), drawn one after the other; the errors are exact
+    and :math:`LL^\top=\Sigma` (Cholesky), set :math:`i` drawn from the :math:`i`-th child generator of
+    ``rng`` (:func:`seqrmt.ensemble.spawn_generators`); the errors are exact
     (:func:`masked_ridge_errors`).
 
     Parameters
@@ -522,7 +525,7 @@ def masked_ridge_experiment(Sigma, n, lam, n_sets, rng=None):
         raise ValueError("Sigma must be positive definite") from None
     rng = as_generator(rng)
     out = []
-    for X in _gaussian_sets(Sigma, n, n_sets, rng):
+    for X in _gaussian_sets(Sigma, n, n_sets, rng, desc="data sets"):
         run = masked_ridge_errors(X, lam, Sigma)
         out.append([run.test_error, run.train_error])
     return np.array(out)
@@ -605,7 +608,8 @@ def plot_errors_vs_ridge(ax, lam, theory, lam_mc, mean, se, population_error=Non
 def spiked_experiment(u, theta, n, lam, n_sets, rng=None, noise_variances=None):
     r"""Top eigenpair of masked ridge and of PCA on spiked data :math:`\Sigma=D+\theta uu^\top`.
 
-    For each :math:`\theta` and data set (in this order), :math:`n` Gaussian rows with covariance
+    For each :math:`\theta` and data set (each set from its own child generator of ``rng``),
+    :math:`n` Gaussian rows with covariance
     :math:`\Sigma`; records the top eigenvalue of :math:`\hat A` (:func:`masked_ridge_spectrum`)
     and the squared overlaps with :math:`u` of its top eigenvector and of the top eigenvector of
     :math:`X^\top X`.

@@ -26,6 +26,7 @@ from scipy import optimize
 
 from .. import plotting
 from .._validation import check_array, check_int_array, check_nonnegative, check_positive, check_size
+from ..ensemble import run_ensemble, spawn_generators
 from ..utils import as_generator, mean_se
 
 __all__ = [
@@ -329,7 +330,9 @@ def pca_overlap(t, ratio):
 def overlap_experiment(n, p, q, t_x, t_y, n_rep, rng=None):
     r"""Monte Carlo of PLS-SVD and of PCA of :math:`X` alone over a grid of signal strengths.
 
-    For each :math:`t_y`, each :math:`t_x` and each repetition (in this order) one draw of
+    For each :math:`t_y` and each :math:`t_x` (in this order) the next child generator of ``rng``
+    is the root of :func:`seqrmt.ensemble.run_ensemble` over the repetitions (workers and progress
+    as there; in parallel at the paper size), each repetition one draw of
     :func:`two_view_data`; records the top singular value :math:`s_1` of :func:`pls_svd`, the
     squared overlaps :math:`\langle\hat u,u\rangle^2`, :math:`\langle\hat v,v\rangle^2`, and the
     squared overlap of the top eigenvector of :math:`X^\top X` with :math:`u`.
@@ -364,18 +367,21 @@ def overlap_experiment(n, p, q, t_x, t_y, n_rep, rng=None):
         if np.any(t < 0):
             raise ValueError(f"{name} must be non-negative")
     n_rep = check_size(n_rep, "n_rep")
-    rng = as_generator(rng)
-    stats = np.empty((t_y.size, t_x.size, n_rep, 3))
-    pca = np.empty((t_y.size, t_x.size, n_rep))
+    roots = iter(spawn_generators(as_generator(rng), t_y.size * t_x.size))
+    runs = np.empty((t_y.size, t_x.size, n_rep, 4))
     for a, ty in enumerate(t_y):
         for b, tx in enumerate(t_x):
-            for k in range(n_rep):
-                X, Y, u, v = two_view_data(n, p, q, tx, ty, rng)
-                s1, u_hat, v_hat = pls_svd(X, Y)
-                stats[a, b, k] = s1, (u_hat @ u) ** 2, (v_hat @ v) ** 2
-                u_pca = np.linalg.eigh(X.T @ X)[1][:, -1]  # top eigenvector
-                pca[a, b, k] = (u_pca @ u) ** 2
-    return stats, pca
+            runs[a, b] = run_ensemble(_overlap_draw, n_rep, next(roots), args=(n, p, q, tx, ty),
+                                      desc=f"t_x = {tx:g}, t_y = {ty:g}")
+    return runs[..., :3], runs[..., 3]
+
+
+def _overlap_draw(rng, n, p, q, t_x, t_y):
+    """One draw of :func:`overlap_experiment`: s1, the two PLS overlaps and the PCA overlap."""
+    X, Y, u, v = two_view_data(n, p, q, t_x, t_y, rng)
+    s1, u_hat, v_hat = pls_svd(X, Y)
+    u_pca = np.linalg.eigh(X.T @ X)[1][:, -1]  # top eigenvector
+    return s1, (u_hat @ u) ** 2, (v_hat @ v) ** 2, (u_pca @ u) ** 2
 
 
 def _check_runs(t_x, t_y, pls_stats, pca):

@@ -36,6 +36,7 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
+from ..ensemble import progress_bar, spawn_generators
 from ..utils import ConvergenceError, as_generator, mean_se
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "plot_transfer_region",
     "plot_l2sp_learning_curves",
     "alpha_lora_moments",
+    "alpha_lora_source_norm_sq",
     "alpha_lora_t3",
     "alpha_lora_accuracy",
     "alpha_lora_optimal_alpha",
@@ -459,9 +461,8 @@ def l2sp_experiment(p, n_s, sigma_s2, taus, targets, rho, n_seeds, rng, w0_norm=
     ((3, 1), (3, 1, 2))
     """
     n_seeds = check_size(n_seeds, "n_seeds", minimum=2)
-    rng = as_generator(rng)
-    runs = [simulate_l2sp(p, n_s, sigma_s2, taus, targets, rho, rng, w0_norm)
-            for _ in range(n_seeds)]
+    runs = [simulate_l2sp(p, n_s, sigma_s2, taus, targets, rho, g, w0_norm)
+            for g in progress_bar(spawn_generators(as_generator(rng), n_seeds), desc="seeds")]
     return np.array([r[0] for r in runs]), np.array([r[1] for r in runs])
 
 
@@ -731,15 +732,60 @@ def _lora_scalars(N, n, p, mu, mu_orth, beta, gamma_pre, gamma):
                 lam_Q=lam_Q, mu=mu, beta=beta, gamma=gamma, gamma_pre=gamma_pre)
 
 
-def _source_norm_sq(eta_s, gamma_pre, mu):
-    """||w_tilde||^2 -> d/dgamma_pre [(gamma_pre + 1/(1+delta_R)) / lambda_R] (central difference)."""
+def alpha_lora_source_norm_sq(N, p, mu, gamma_pre, variant="corrected"):
+    r"""Limit :math:`W_2` of :math:`\|\tilde w\|^2` for the ridge source classifier of alpha-LoRA.
 
-    def f(g):
-        dR = rmt.ridge_delta(eta_s, g)
-        return (g + 1.0 / (1.0 + dR)) / (mu**2 + 1.0 + g * (1.0 + dR))
+    With :math:`\tilde Q=(X_s^\top X_s/N+\gamma_{\rm pre}I_N)^{-1}` (samples as the columns of
+    :math:`X_s`), the push-through identity gives :math:`\tilde w=X_s\tilde Qy_s/N` and
+    :math:`\|\tilde w\|^2=\frac1Ny_s^\top(\tilde Q-\gamma_{\rm pre}\tilde Q^2)y_s`, so by the
+    ridge memorisation theorem of Chapter 5.2
+    (:func:`seqrmt.frontiers.attention.ridge_memorisation_error`, with :math:`c=p/N`,
+    :math:`s=\mu^2` and ridge :math:`\gamma_{\rm pre}`)
 
-    eps = 1e-5 * gamma_pre
-    return (f(gamma_pre + eps) - f(gamma_pre - eps)) / (2 * eps)
+    .. math::
+        W_2=h(m)-E_{RR}/\gamma_{\rm pre},\qquad h(m)=\frac{m(1+m)}{1+(1+\mu^2)m}.
+
+    ``variant="repository"`` returns the closed form that the authors' public code uses in its
+    ridge-specific :math:`T_3`, :math:`\mu^2/\lambda_R^2+(1-\tilde h)(1-2\mu^2/\lambda_R)`,
+    which is where that code's :math:`T_3` goes wrong (Chapter 5.4, erratum).
+
+    Parameters
+    ----------
+    N, p : int
+        Source sample size and dimension (only :math:`p/N` enters).
+    mu : float
+        :math:`\|\mu\|>0`.
+    gamma_pre : float
+        Source ridge :math:`\gamma_{\rm pre}>0`.
+    variant : {"corrected", "repository"}
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(alpha_lora_source_norm_sq(8000, 800, 1.5, 1.0), 4)
+    0.1301
+    >>> round(alpha_lora_source_norm_sq(1000, 800, 1.0, 0.3, variant="repository"), 4)
+    0.2203
+    """
+    from .attention import coresolvent_stieltjes, ridge_memorisation_error
+
+    N = check_size(N, "N")
+    p = check_size(p, "p")
+    mu = check_positive(mu, "mu")
+    gamma_pre = check_positive(gamma_pre, "gamma_pre")
+    variant = check_choice(variant, "variant", ("corrected", "repository"))
+    c = p / N
+    if variant == "repository":
+        dR = rmt.ridge_delta(c, gamma_pre)
+        lam_R = mu**2 + 1.0 + gamma_pre * (1.0 + dR)
+        h_s = 1.0 - c / (1.0 + gamma_pre * (1.0 + dR)) ** 2
+        return float(mu**2 / lam_R**2 + (1.0 - h_s) * (1.0 - 2.0 * mu**2 / lam_R))
+    m = coresolvent_stieltjes(c, gamma_pre)
+    h = m * (1.0 + m) / (1.0 + (1.0 + mu**2) * m)
+    return float(h - ridge_memorisation_error(c, mu**2, gamma_pre) / gamma_pre)
 
 
 def alpha_lora_t3(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant="corrected"):
@@ -755,8 +801,8 @@ def alpha_lora_t3(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant="correct
 
     with :math:`r=\frac{1+\delta_Q}{1+\gamma(1+\delta_Q)}`, :math:`\delta_Q'=-\eta r^2/h`,
     :math:`s=\beta\mu^2/\lambda_R` (the limit of :math:`\mu_\beta^\top\tilde w`) and
-    :math:`W_2=\frac{d}{d\gamma_{\rm pre}}\big[\frac{\gamma_{\rm pre}+1/(1+\delta_R)}{\lambda_R}\big]`
-    (the limit of :math:`\|\tilde w\|^2`). ``variant="repository"`` evaluates the expression of
+    :math:`W_2` the limit of :math:`\|\tilde w\|^2` (:func:`alpha_lora_source_norm_sq`).
+    ``variant="repository"`` evaluates the expression of
     the authors' public code instead, for the erratum comparison.
 
     Parameters
@@ -795,7 +841,7 @@ def alpha_lora_t3(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, variant="correct
     r = (1 + dQ) / (1 + g * (1 + dQ))
     ddQ = -c["eta"] * r**2 / h
     s = beta * mu**2 / lam_R
-    W2 = _source_norm_sq(c["eta_s"], c["gamma_pre"], mu)
+    W2 = alpha_lora_source_norm_sq(N, p, mu, c["gamma_pre"])
     t3 = g**2 * (r**2 / h * (W2 - s**2 / lam_Q) - r * s**2 * ((1 + dQ) + g * ddQ) / lam_Q**2)
     return float(t3 + (g * (1 + dQ) * s / lam_Q) ** 2)
 
@@ -973,7 +1019,8 @@ def alpha_lora_experiment(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, 
     n_draws : int
         Independent draws, at least 2 (:func:`alpha_lora_report` needs standard errors).
     rng : numpy.random.Generator or int or None
-        Random generator; the draws use it one after the other.
+        Root of the draws: draw :math:`i` uses the :math:`i`-th child generator
+        (:func:`seqrmt.ensemble.spawn_generators`).
 
     Returns
     -------
@@ -989,9 +1036,8 @@ def alpha_lora_experiment(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, 
     ((3, 2), (3,))
     """
     n_draws = check_size(n_draws, "n_draws", minimum=2)
-    rng = as_generator(rng)
-    runs = [simulate_alpha_lora(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, rng)
-            for _ in range(n_draws)]
+    runs = [simulate_alpha_lora(N, n, p, mu, mu_orth, beta, gamma_pre, gamma, alphas, g)
+            for g in progress_bar(spawn_generators(as_generator(rng), n_draws), desc="draws")]
     return np.array([r[0] for r in runs]), np.array([r[2] for r in runs])
 
 
