@@ -217,6 +217,36 @@ LATEX_EXTRA = r"""
 % unicode-math maps \setminus to U+29F5, which Latin Modern Math lacks; use U+2216
 \AtBeginDocument{\renewcommand{\setminus}{\smallsetminus}}
 \usepackage{adjustbox}
+% long box titles ("Theorem 1.2 (Weak convergence ... [Anderson et al., 2010, ...])") wrap inside
+% the title row instead of running into the margin: Sphinx 7.4's \sphinxdotitlerowwithicon with
+% \parbox in place of \makebox
+\makeatletter
+\newcommand\seqrmtdotitlerowwrapped[2]{%
+   \begingroup
+     \kern-\spx@boxes@padding@top
+     \parskip\z@skip
+     \noindent
+     \kern-\spx@boxes@padding@left
+     \spx@boxes@border@top=\z@ \spx@boxes@border@right=\z@
+     \spx@boxes@border@bottom=\z@ \spx@boxes@border@left=\z@
+     \spx@boxes@radius@bottomright@x=\z@ \spx@boxes@radius@bottomright@y=\z@
+     \spx@boxes@radius@bottomleft@x=\z@
+     \spx@boxes@padding@top=\sphinxtitlerowtoppadding\relax
+     \spx@boxes@padding@bottom=\sphinxtitlerowbottompadding\relax
+     \spx@boxes@withshadowfalse
+     \sphinxcolorlet{spx@boxes@backgroundcolor}{sphinx#1TtlBgColor}%
+     \spx@boxes@fcolorbox{%
+        \parbox{\linewidth}{\raggedright\strut
+         \textcolor{sphinx#1TtlFgColor}{\@nameuse{sphinx#1TtlIcon}\sphinxtitlerowaftericonspacecmd}%
+         \sphinxstrong{#2}\strut}}%
+     \kern-\spx@boxes@padding@right
+     \par
+   \endgroup
+   \vskip-\parskip
+   \kern\spx@boxes@padding@top
+}
+\renewcommand\sphinxstylenotetitle[1]{\seqrmtdotitlerowwrapped{note}{\sphinxremovefinalcolon{#1}}}
+\makeatother
 % a figure and its caption fit one page: images at most 80 % of the text height
 \makeatletter\AtBeginDocument{\spx@image@maxheight=0.8\textheight}\makeatother
 """
@@ -402,10 +432,10 @@ class ProofTitlesAndLabelsForLatex(SphinxPostTransform):
         for box in list(self.document.findall(nodes.admonition)):
             if "proof" not in box.get("classes", []) or any(isinstance(c, nodes.title) for c in box.children):
                 continue
-            box.insert(0, nodes.title("", "Proof"))
             first = next(iter(box.findall(nodes.Text)), None)
             if first is not None and first.astext().startswith("Proof. "):
                 first.parent.replace(first, nodes.Text(first.astext()[len("Proof. "):]))
+            box.insert(0, nodes.title("", "Proof"))
 
 
 class ApiLayoutForLatex(SphinxPostTransform):
