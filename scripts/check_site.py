@@ -4,7 +4,7 @@
 Usage (after ``jupyter-book build . -W -n --keep-going``)::
 
     python scripts/check_site.py _build/html            # every page of _toc.yml at 1280 px
-    python scripts/check_site.py _build/html --phone    # plus a 390 px smoke test, one page per part
+    python scripts/check_site.py _build/html --phone    # plus every page again at phone width (390 px)
     python scripts/check_site.py _build/html --json findings.json --pages 'book/*'
 
 Serves the build on 127.0.0.1 (a ``http.server`` thread on a free port) and opens every
@@ -22,7 +22,13 @@ chromedriver. Nothing is fetched from the network. For each page it reports:
 ``insecure-link`` a plain ``http://`` link to another site in the page content
 ``console``       SEVERE browser-console errors caused by the book's own files (external URLs ignored)
 ``load``          the page did not load or its check did not finish within 180 s
-``phone-overflow``  (with ``--phone``) the page scrolls sideways at 390 px
+``pdf-link``      the site holds ``book.pdf`` but the download menu does not offer it
+``figure-link``   a content image that does not open full size with one tap (no link to the image file)
+``phone-overflow``  (with ``--phone``) the page is wider than a 390 px phone: the document's width
+                  (``document.documentElement.scrollWidth``) is compared with 390 px, not with
+                  ``window.innerWidth``, which grows with the page under mobile emulation
+``phone-menu``    (with ``--phone``) tapping the visible ☰ (table of contents) or ☷ (page contents)
+                  button does not show its sidebar
 
 Solutions and hidden cells (``<details>``) are opened before measuring. The findings are a
 list of dicts ``{"page", "check", "detail"}``; the exit status is 1 when there is any.
@@ -86,17 +92,6 @@ def toc_pages(toc: pathlib.Path = ROOT / "_toc.yml") -> list[str]:
 
     walk({k: v for k, v in data.items() if k != "root"})
     return [re.sub(r"\.(md|ipynb)$", "", p) for p in pages]
-
-
-def phone_pages(pages: list[str]) -> list[str]:
-    """The landing page and the first notebook of every part."""
-    chosen, parts = [pages[0]], set()
-    for page in pages:
-        m = re.match(r"notebooks/(part\d+)", page)
-        if m and m.group(1) not in parts:
-            parts.add(m.group(1))
-            chosen.append(page)
-    return chosen
 
 
 def png_dpi(path: pathlib.Path) -> float | None:
@@ -213,6 +208,8 @@ def set_viewport(driver, width: int, height: int, mobile: bool) -> None:
 PAGE_JS = r"""
 const done = arguments[arguments.length - 1];
 const phone = arguments[0];
+const phoneWidth = arguments[1];
+const sitePdf = arguments[2];
 (async () => {
   const out = {findings: [], images: [], links: [], info: {}};
   const add = (check, detail) => out.findings.push({check, detail});
@@ -319,10 +316,43 @@ const phone = arguments[0];
     }
   }
 
+  // the whole-book PDF in the download menu, where the site holds book.pdf
+  if (sitePdf && !phone && document.querySelector('.dropdown-download-buttons')) {
+    for (let i = 0; i < 30 && !document.querySelector('.seqrmt-book-pdf'); i++) await new Promise(r => setTimeout(r, 100));
+    if (!document.querySelector('.seqrmt-book-pdf')) add('pdf-link', 'the download menu does not offer the whole-book PDF');
+  }
+
   // the page itself
   const de = document.documentElement;
-  const pageOver = de.scrollWidth - window.innerWidth;
-  if (pageOver > 1) add(phone ? 'phone-overflow' : 'page-overflow', `page scrolls sideways by ${pageOver} px`);
+  out.info.docWidth = de.scrollWidth;
+  if (phone) {
+    // under mobile emulation window.innerWidth grows with the page: compare with the phone's width
+    const over = de.scrollWidth - phoneWidth;
+    if (over > 1) {
+      // name the outermost elements that stick out (their parent fits), to say what to fix
+      const culprits = [];
+      const clipped = (el) => {  // inside a box that scrolls or clips sideways: not the page's width
+        for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+          if (getComputedStyle(a).overflowX !== 'visible') return true;
+        }
+        return false;
+      };
+      for (const el of document.body.querySelectorAll('*')) {
+        const r = el.getBoundingClientRect(), p = el.parentElement;
+        if (r.right > phoneWidth + 1 && p && p.getBoundingClientRect().right <= phoneWidth + 1 &&
+            !['fixed', 'absolute'].includes(getComputedStyle(el).position) && !clipped(el)) {
+          culprits.push(`${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? '.' + el.className.split(' ')[0] : ''} ` +
+                        `(right edge ${Math.round(r.right)} px): ${snip(el.textContent, 50)}`);
+          if (culprits.length >= 3) break;
+        }
+      }
+      add('phone-overflow', `page is ${de.scrollWidth} px wide in a ${phoneWidth} px window` +
+          (culprits.length ? `; sticking out: ${culprits.join(' | ')}` : ''));
+    }
+  } else {
+    const pageOver = de.scrollWidth - window.innerWidth;
+    if (pageOver > 1) add('page-overflow', `page scrolls sideways by ${pageOver} px`);
+  }
   if (!phone) {
     const toc = document.querySelector('.bd-sidebar-secondary');
     if (toc && toc.offsetParent !== null) {
@@ -337,6 +367,12 @@ const phone = arguments[0];
     const r = im.getBoundingClientRect();
     const fig = im.closest('figure');
     const cap = fig ? (fig.querySelector('figcaption') || {}).textContent : '';
+    const link = im.closest('a[href]');
+    let opens = false;
+    if (link) {
+      try { opens = /\.(png|jpe?g|gif|svg|webp)$/i.test(new URL(link.getAttribute('href'), location.href).pathname); } catch (e) {}
+    }
+    if (!opens && !phone) add('figure-link', `${snip(cap || (im.closest('.cell') || {}).id || im.getAttribute('src'), 50)}: does not open full size (no link to the image)`);
     out.images.push({src: im.currentSrc || im.src, alt: im.getAttribute('alt'),
                      naturalWidth: im.naturalWidth, width: r.width,
                      label: snip(cap || (im.closest('.cell') || {}).id || '', 40)});
@@ -344,6 +380,52 @@ const phone = arguments[0];
   done(out);
 })().catch(e => done({findings: [{check: 'script', detail: String(e)}], images: [], links: [], info: {}}));
 """
+
+MENU_STATE_JS = r"""
+const d = document.getElementById(`pst-${arguments[0]}-sidebar-modal`);
+if (!d) return {open: false, links: 0, width: 0, why: 'no sidebar dialog in the page'};
+const r = d.getBoundingClientRect();
+const links = Array.from(d.querySelectorAll('a[href]')).filter(a => {
+  const q = a.getBoundingClientRect(); return q.width > 0 && q.height > 0; }).length;
+return {open: d.open, links: links, width: Math.round(r.width), why: ''};
+"""
+
+MENUS = (("primary", "\u2630", "table of contents"), ("secondary", "\u2637", "page contents"))
+
+
+def tap_menus(driver) -> list[dict]:
+    """Tap the visible ☰ and ☷ buttons; a finding unless each shows its sidebar with links."""
+    from selenium.webdriver.common.by import By
+
+    out = []
+    for kind, symbol, what in MENUS:
+        buttons = [b for b in driver.find_elements(By.CSS_SELECTOR, f".{kind}-toggle") if b.is_displayed()]
+        if not buttons:
+            if kind == "primary":
+                out.append({"check": "phone-menu", "detail": f"no visible {symbol} button for the {what}"})
+            continue
+        try:
+            buttons[0].click()
+        except Exception as exc:  # covered or not clickable
+            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            out.append({"check": "phone-menu", "detail": f"{symbol} cannot be tapped: {msg[:150]}"})
+            continue
+        state = {}
+        for _ in range(10):  # the dialog opens synchronously; allow a repaint
+            state = driver.execute_script(MENU_STATE_JS, kind)
+            if state["open"] and state["links"]:
+                break
+            time.sleep(0.1)
+        if not (state.get("open") and state.get("links") and state.get("width", 0) >= 150):
+            out.append({"check": "phone-menu",
+                        "detail": f"tapping {symbol} does not show the {what} "
+                                  f"(dialog open={state.get('open')}, {state.get('links')} visible links, "
+                                  f"{state.get('width')} px wide{'; ' + state['why'] if state.get('why') else ''})"})
+        driver.execute_script(
+            "const d = document.getElementById(arguments[0]); if (d && d.open) d.close();",
+            f"pst-{kind}-sidebar-modal")
+    return out
+
 
 _FILE_NAME_ALT = re.compile(r"(\.(png|jpe?g|gif|svg|webp)\b)|(^[0-9a-f]{12,})|(_images/)|(^\.\./)", re.I)
 
@@ -428,8 +510,13 @@ def check_site(
     pages: list[str] | None = None,
     phone: bool = False,
     log=print,
+    widths: dict | None = None,
 ) -> list[dict]:
-    """Check every page; return the findings as a list of dicts ``page``/``check``/``detail``."""
+    """Check every page; return the findings as a list of dicts ``page``/``check``/``detail``.
+
+    With ``phone``, every page is checked again in a 390 px window, and its ☰ and ☷ buttons
+    are tapped. ``widths``, when given, receives each page's document width at 390 px.
+    """
     import tempfile
 
     site = pathlib.Path(site).resolve()
@@ -438,12 +525,13 @@ def check_site(
     missing = [p for p in pages if not (site / f"{p}.html").exists()]
     for p in missing:
         findings.append({"page": p, "check": "missing-page", "detail": f"{p}.html not in the build"})
+    site_pdf = (site / "book.pdf").is_file()
     with SiteServer(site) as server, tempfile.TemporaryDirectory(prefix="check-site-") as profile:
         driver = start_browser(profile)
         try:
             runs = [(p, False) for p in pages if p not in missing]
             if phone:
-                runs += [(p, True) for p in dict.fromkeys(phone_pages(pages)) if p not in missing]
+                runs += [(p, True) for p in pages if p not in missing]
             current = None
             for page, is_phone in runs:
                 if current != is_phone:
@@ -454,7 +542,9 @@ def check_site(
                 driver.get_log("browser")  # drop what earlier pages logged late
                 try:
                     driver.get(server.url + f"{page}.html")
-                    result = driver.execute_async_script(PAGE_JS, is_phone)
+                    result = driver.execute_async_script(PAGE_JS, is_phone, PHONE[0], site_pdf)
+                    if is_phone:
+                        result["findings"] += tap_menus(driver)
                 except Exception as exc:  # a timeout or a crashed tab: a finding, not the end of the run
                     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                     result = {"findings": [{"check": "load", "detail": f"page did not finish: {msg[:200]}"}],
@@ -470,7 +560,12 @@ def check_site(
                     page_findings = [f for f in page_findings if f["check"] != "too-wide"]
                 for f in page_findings:
                     findings.append({"page": page, "width": PHONE[0] if is_phone else DESKTOP[0], **f})
-                note = f" ({result['info'].get('wideBlocks', 0)} blocks scroll sideways)" if is_phone else ""
+                note = ""
+                if is_phone:
+                    doc_width = result["info"].get("docWidth")
+                    if widths is not None and doc_width is not None:
+                        widths[page] = doc_width
+                    note = f" (width {doc_width} px; {result['info'].get('wideBlocks', 0)} blocks scroll inside)"
                 log(f"{label:70s} {len(page_findings):3d} finding(s){note}  {time.perf_counter() - t0:5.1f} s")
         finally:
             cpu = browser_cpu_seconds(driver)
@@ -494,7 +589,8 @@ def format_findings(findings: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("site", nargs="?", default=str(ROOT / "_build" / "html"), help="the built HTML folder")
-    ap.add_argument("--phone", action="store_true", help="also a 390 px smoke test of one page per part")
+    ap.add_argument("--phone", action="store_true", help="also every page at 390 px, tapping its menu buttons")
+    ap.add_argument("--widths", help="write each page's document width at 390 px to this JSON file")
     ap.add_argument("--pages", action="append", help="only pages matching this glob (repeatable), e.g. 'book/*'")
     ap.add_argument("--json", help="write the findings to this file")
     args = ap.parse_args(argv)
@@ -509,7 +605,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.pages:
         pages = [p for p in pages if any(fnmatch.fnmatch(p, g) for g in args.pages)]
     t0 = time.perf_counter()
-    findings = check_site(site, pages, phone=args.phone)
+    widths: dict[str, int] = {}
+    findings = check_site(site, pages, phone=args.phone, widths=widths)
+    if args.widths:
+        pathlib.Path(args.widths).write_text(json.dumps(widths, indent=1))
+    if widths:
+        wide = {p: w for p, w in widths.items() if w > PHONE[0] + 1}
+        print(f"phone: {len(wide)} of {len(widths)} pages wider than {PHONE[0]} px"
+              + (": " + ", ".join(f"{p} {w}" for p, w in wide.items()) if wide else ""))
     elapsed = time.perf_counter() - t0
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(findings, indent=1))

@@ -1,8 +1,10 @@
 """The built book read in a real browser (headless Chromium): every page of _toc.yml.
 
-Runs ``scripts/check_site.py`` (see its docstring for the checks) on ``_build/html`` at
-1280 px, plus a 390 px smoke test of one page per part, in one browser session, and asserts
-that there is no finding. Build the book first::
+Runs ``scripts/check_site.py`` (see its docstring for the checks) on ``_build/html``: every
+page at 1280 px, then every page again in a 390 px phone window, where the page's document
+width must not exceed 390 px and tapping ☰ and ☷ must show the table of contents and the
+page contents; in one browser session; and asserts that there is no finding. Build the book
+first::
 
     jupyter-book build . -W -n --keep-going
     python -m pytest tests -p no:cacheprovider -o addopts="" -q -n 0 -k browser
