@@ -260,6 +260,7 @@ REGISTRY = {
     "utils.mean_se": dict(samples=np.array([1.0, 2.0, 4.0]), axis=0),
     "utils.notebook_seed": dict(seed=3),
     "utils.notebook_rng": dict(seed=3),
+    "utils.glue": dict(name="x", value=1.5, display=False, _ok="value:*"),  # any value is glued
     "utils.available_cpus": dict(),
     "utils.fit_threads": dict(threads=1),
     # ---------------------------------------------------------------- ensemble

@@ -158,3 +158,33 @@ def test_library_has_one_standard_error_helper():
     hits = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py")) if p.name != "utils.py"
             for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
     assert hits == []
+
+
+def test_glue_stores_python_numbers(monkeypatch):
+    """NumPy scalars become Python numbers (the book's {glue:text} formats them)."""
+    import sys
+    import types
+
+    from seqrmt.utils import glue
+
+    seen = {}
+    fake = types.ModuleType("myst_nb")
+    fake.glue = lambda name, value, display=True: seen.update({name: (value, display)})
+    monkeypatch.setitem(sys.modules, "myst_nb", fake)
+    glue("a", np.float64(0.25), display=False)
+    glue("b", np.array(3))
+    assert seen == {"a": (0.25, False), "b": (3, True)}
+    assert type(seen["a"][0]) is float and type(seen["b"][0]) is int
+    with pytest.raises(ValueError, match="name"):
+        glue("", 1.0)
+    with pytest.raises(ValueError, match="display"):
+        glue("c", 1.0, display="no")
+
+
+def test_glue_without_myst_nb_is_a_no_op(monkeypatch):
+    import sys
+
+    from seqrmt.utils import glue
+
+    monkeypatch.setitem(sys.modules, "myst_nb", None)  # import fails
+    assert glue("a", 1.0) is None

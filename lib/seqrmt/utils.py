@@ -30,6 +30,7 @@ __all__ = [
     "mean_se",
     "write_npz_deterministic",
     "read_npz_checked",
+    "glue",
 ]
 
 SCALES = ("book", "paper")
@@ -488,3 +489,41 @@ def read_npz_checked(path, sha256=None, regenerate=""):
                              + (f" ({regenerate})" if regenerate else ""))
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
+
+
+def glue(name, value, display=True):
+    """Record ``value`` under ``name`` for the book's prose (MyST-NB's ``glue``).
+
+    The prose inserts it with ``{glue:text}`name:.3f``` wherever the notebook
+    is built into the book. NumPy scalars are stored as Python numbers (NumPy 2
+    prints ``np.float64(0.5)``, which no format specification can read), and
+    where MyST-NB is not installed (Binder, Colab) the call only returns, so
+    the notebooks run there unchanged.
+
+    Parameters
+    ----------
+    name : str
+        The key, unique in its notebook.
+    value : object
+        A number, a string, a figure, ...
+    display : bool
+        Also show the value as the cell's output (MyST-NB's default).
+
+    Examples
+    --------
+    >>> glue("answer", np.float64(0.5), display=False)
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if isinstance(display, (bool, np.bool_)):
+        display = bool(display)
+    else:
+        raise ValueError(f"display must be True or False, got {display!r}")
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        value = value.item()
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        return None
+    myst_glue(name, value, display=display)
+    return None
