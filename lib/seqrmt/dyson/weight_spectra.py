@@ -24,6 +24,7 @@ Used in: Chapter 4 (spectra of a small GPT's weights).
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -582,8 +583,9 @@ def bootstrap_mp_fit(eigs, ratio, n_boot=100, rng=None, confidence_level=0.95, m
         f = fitter(x[np.asarray(idx, dtype=int)], ratio, **kwargs)
         return np.array([f.area, f.var])
 
+    seed_arg = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"  # scipy < 1.15
     res = stats.bootstrap((np.arange(x.shape[0]),), statistic, n_resamples=n_boot, vectorized=False,
-                          confidence_level=confidence_level, method=method, rng=gen)
+                          confidence_level=confidence_level, method=method, **{seed_arg: gen})
     dist = res.bootstrap_distribution
     ci = res.confidence_interval
     return MPBootstrap(fit=fit, areas=dist[0], vars=dist[1],
