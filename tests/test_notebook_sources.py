@@ -37,3 +37,36 @@ def test_code_lines_fit_the_column(path):
 def test_code_cells_are_short(path):
     sizes = sorted(len([ln for ln in src.splitlines() if ln.strip()]) for src in _code_cells(path))
     assert sizes[len(sizes) // 2] <= MAX_MEDIAN_LINES, f"median code cell {sizes[len(sizes) // 2]} lines: {sizes}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Prose numbers come from outputs (issue 20): a number with two or more decimals in a markdown cell
+# must be glued ({glue:text}) or shown by some output of the notebook. The rule is that of
+# section 1 of the before-stop hook (shared/hooks/before-stop), kept identical so both count alike.
+_TYPED_DONE = ("part1_linear_generative", "part2_bilinear_regression")  # parts already at zero
+
+
+def _typed_numbers(path):
+    import re
+
+    cells = json.loads(path.read_text())["cells"]
+    code = [c for c in cells if c.get("cell_type") == "code" and "".join(c.get("source", "")).strip()]
+    md = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "markdown")
+    outs = "\n".join("".join(o.get("text", "")) + "".join("".join(v) if isinstance(v, list) else str(v)
+                     for k, v in o.get("data", {}).items() if "text" in k)
+                     for c in code for o in c.get("outputs", []))
+    outnums = {n.rstrip("0") for n in re.findall(r"\d+\.\d+", outs)}
+    prose = re.sub(r"\$\$.*?\$\$|```.*?```|\{glue[:a-z]*\}`[^`]*`|arXiv[: ]*\d+\.\d+|\d{4}\.\d{4,5}", "", md,
+                   flags=re.S)
+    return [n for n in re.findall(r"(?<![\w.])\d+\.\d{2,}(?![\w.])", prose) if n.rstrip("0") not in outnums]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p if p.parent.name in _TYPED_DONE else pytest.param(
+        p, marks=pytest.mark.xfail(reason="typed numbers not yet glued in this part", strict=False))
+     for p in NOTEBOOKS],
+    ids=lambda p: p.stem)
+def test_no_typed_numbers_in_prose(path):
+    typed = _typed_numbers(path)
+    assert not typed, f"{len(typed)} typed number(s) in prose that no output shows (glue them): {typed[:8]}"

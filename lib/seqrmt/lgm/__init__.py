@@ -15,8 +15,8 @@ Shapes: ``P`` is ``(k, c)`` with **columns** :math:`p_a` (the next-token distrib
 Used in: Chapter 1, "A linear generative model of next tokens" and
 "Generalization in a Gaussian-mixture model".
 
-The package is split by model: :mod:`~seqrmt.lgm.distributions` (the next-token distributions),
-:mod:`~seqrmt.lgm.context` (Model 1) and :mod:`~seqrmt.lgm.mixture` (Model 2). Every public name
+The package is split by model: ``lgm.distributions`` (the next-token distributions),
+``lgm.context`` (Model 1) and ``lgm.mixture`` (Model 2). Every public name
 is re-exported here, so ``seqrmt.lgm.<name>`` keeps working.
 """
 
