@@ -43,7 +43,6 @@ def test_code_cells_are_short(path):
 # Prose numbers come from outputs (issue 20): a number with two or more decimals in a markdown cell
 # must be glued ({glue:text}) or shown by some output of the notebook. The rule is that of
 # section 1 of the before-stop hook (shared/hooks/before-stop), kept identical so both count alike.
-_TYPED_DONE = ("part1_linear_generative", "part2_bilinear_regression")  # parts already at zero
 
 
 def _typed_numbers(path):
@@ -61,12 +60,7 @@ def _typed_numbers(path):
     return [n for n in re.findall(r"(?<![\w.])\d+\.\d{2,}(?![\w.])", prose) if n.rstrip("0") not in outnums]
 
 
-@pytest.mark.parametrize(
-    "path",
-    [p if p.parent.name in _TYPED_DONE else pytest.param(
-        p, marks=pytest.mark.xfail(reason="typed numbers not yet glued in this part", strict=False))
-     for p in NOTEBOOKS],
-    ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_no_typed_numbers_in_prose(path):
     typed = _typed_numbers(path)
     assert not typed, f"{len(typed)} typed number(s) in prose that no output shows (glue them): {typed[:8]}"

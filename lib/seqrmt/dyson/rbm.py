@@ -571,7 +571,7 @@ class PCDTrajectory(NamedTuple):
         Final weights.
     gram : ndarray, shape (n_rec, n_seeds, n_v, n_v)
         The whole matrix :math:`U^\\top XU` in the target eigenbasis (``modes`` is its diagonal); input of
-        :func:`rbm_pair_eigenvalues`.
+        :func:`~seqrmt.dyson.rbm_pairs.rbm_pair_eigenvalues`.
     """
 
     steps: np.ndarray

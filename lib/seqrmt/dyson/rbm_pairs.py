@@ -116,7 +116,7 @@ def rbm_variance_ratio(modes, pred, n_groups=16):
     modes : array_like, shape (n_rec, n_train, n_v)
         Stationary records of the modes (e.g. ``PCDTrajectory.modes``).
     pred : array_like, shape (n_v,)
-        Predicted variances, positive (e.g. :func:`rbm_stationary_variance`).
+        Predicted variances, positive (e.g. :func:`~seqrmt.dyson.rbm.rbm_stationary_variance`).
     n_groups : int
         Number of groups of trainings, between 2 and ``n_train``.
 
@@ -291,9 +291,9 @@ def plot_mode_learning(ax, run, det):
     ----------
     ax : matplotlib.axes.Axes
     run : PCDTrajectory
-        Output of :func:`train_rbm_pcd` (``run.steps[0]`` is skipped on the log axis).
+        Output of :func:`~seqrmt.dyson.rbm.train_rbm_pcd` (``run.steps[0]`` is skipped on the log axis).
     det : array_like, shape (steps + 1, n_v)
-        Deterministic mode trajectory (:func:`rbm_mode_dynamics`), columns in the order of ``run.kappa``.
+        Deterministic mode trajectory (:func:`~seqrmt.dyson.rbm.rbm_mode_dynamics`), columns in the order of ``run.kappa``.
 
     Returns
     -------
@@ -339,7 +339,7 @@ def plot_stationary_eigenvalues(ax, eigs, x_star, bins=30):
     eigs : array_like, shape (..., n_h)
         Ascending eigenvalues (e.g. late records of ``PCDTrajectory.eigs``); column ``i`` is the ``i``-th.
     x_star : array_like
-        Fixed points :math:`x^*` (:func:`rbm_fixed_points`); distinct values are marked.
+        Fixed points :math:`x^*` (:func:`~seqrmt.dyson.rbm.rbm_fixed_points`); distinct values are marked.
     bins : int
         Bins per histogram.
 
