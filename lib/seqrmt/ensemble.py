@@ -7,7 +7,7 @@ the seed and the realisation's index, never on how the realisations are split
 among workers or machines: one worker, two workers and a Dask cluster return
 the same bits.
 
-Workers. The realisations run through :mod:`joblib` (the ``loky`` process
+Workers. The realisations run through ``joblib`` (the ``loky`` process
 backend by default). The number of workers is the ``jobs`` argument, or the
 environment variable ``SEQRMT_JOBS``, or by default 1 at the book's size and
 every available CPU at the paper's size (:func:`seqrmt.utils.scale`).
@@ -22,7 +22,7 @@ call runs on a Dask cluster (or Ray) without a change to the notebook::
     with parallel_config(backend="dask"):
         results = run_ensemble(draw, 400, seed=1, jobs=-1)
 
-Progress. Long ensembles report progress with :mod:`tqdm.auto` (a notebook
+Progress. Long ensembles report progress with ``tqdm.auto`` (a notebook
 bar in Jupyter, text in a terminal); see :func:`progress_enabled`.
 
 Used in: every chapter with a Monte Carlo ensemble or several training seeds.
@@ -123,7 +123,7 @@ def progress_enabled(progress=None):
 
 
 def progress_bar(iterable, total=None, desc=None, enabled=None):
-    """Wrap ``iterable`` in a :mod:`tqdm.auto` bar when progress is enabled.
+    """Wrap ``iterable`` in a ``tqdm.auto`` bar when progress is enabled.
 
     Parameters
     ----------
@@ -160,7 +160,7 @@ def spawn_generators(seed, n):
     ----------
     seed : int, numpy.random.SeedSequence or numpy.random.Generator
         The root: a non-negative integer (e.g. from
-        :func:`seqrmt.notebook_seed`), a seed sequence, or a generator (its
+        :func:`seqrmt.utils.notebook_seed`), a seed sequence, or a generator (its
         own seed sequence spawns the children, see
         :meth:`numpy.random.Generator.spawn`).
     n : int
