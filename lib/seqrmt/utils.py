@@ -494,8 +494,8 @@ def read_npz_checked(path, sha256=None, regenerate=""):
 def glue(name, value, display=True):
     """Record ``value`` under ``name`` for the book's prose (MyST-NB's ``glue``).
 
-    The prose inserts it with ``{glue:text}`name:.3f``` wherever the notebook
-    is built into the book. NumPy scalars are stored as Python numbers (NumPy 2
+    The prose inserts it with MyST-NB's ``glue:text`` role (with a format
+    such as ``.3f``) wherever the notebook is built into the book. NumPy scalars are stored as Python numbers (NumPy 2
     prints ``np.float64(0.5)``, which no format specification can read), and
     where MyST-NB is not installed (Binder, Colab) the call only returns, so
     the notebooks run there unchanged.
