@@ -215,8 +215,9 @@ def test_seed_table_mean_and_sample_sd():
 
     res = {"transformer": {"a": np.array([1.0, 2.0, 3.0])}, "UFM": {"a": np.array([0.5, 0.5, 0.5])}}
     lines = seed_table(res, [("row a", "a", 2)], title="(3 seeds)").splitlines()
-    assert lines[0] == f"{'(3 seeds)':24s}  {'transformer':>13s}  {'UFM':>13s}"
-    assert lines[1] == f"{'row a':24s}  2.00 +- 1.00  0.50 +- 0.00"  # SD with ddof = 1
+    # the label column is as wide as the longest label or title, plus one
+    assert lines[0] == f"{'(3 seeds)':10s}  {'transformer':>13s}  {'UFM':>13s}"
+    assert lines[1] == f"{'row a':10s}  2.00 +- 1.00  0.50 +- 0.00"  # SD with ddof = 1
     with pytest.raises(ValueError, match="no score"):
         seed_table(res, [("row b", "b", 2)])
     with pytest.raises(ValueError, match="two seeds"):

@@ -8,7 +8,8 @@ never overwritten. The command prints the number of ensemble workers (``--jobs``
 one line per code cell with its duration, the notebook's own printed output and progress bars as
 they stream (``--quiet`` hides them), and the total time::
 
-    python -m seqrmt.paper notebooks/part5_frontiers/03_icl_alignment.ipynb --jobs 2
+    python -m seqrmt.paper --jobs 2 \\
+        notebooks/part5_frontiers/03_icl_alignment.ipynb
     python -m seqrmt.paper notebooks/part3_ntp_geometry/*.ipynb --timeout 7200
 
 On a cluster, run the same command inside a job; ensembles fan out over ``SEQRMT_JOBS`` processes

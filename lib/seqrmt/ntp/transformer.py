@@ -328,24 +328,25 @@ def seed_table(results, rows, title="(mean +- SD over seeds)", spread="sd"):
         Top-left cell.
     spread : {"sd", "range"} or dict
         ``"sd"``: ``mean +- SD`` with the sample SD (``ddof=1``); ``"range"``:
-        ``mean [min, max]`` (the honest summary of two or three seeds, whose SD is itself
-        uncertain by tens of per cent); a dict ``model -> "sd" | "range"`` (default ``"sd"``).
+        ``[min,max]`` (the honest summary of two or three seeds, whose SD is itself
+        uncertain by tens of per cent; for two seeds the mean is the midpoint); a dict
+        ``model -> "sd" | "range"`` (default ``"sd"``).
 
     Returns
     -------
     str
-        Header line and one line per row: the label (24 characters) and, per model, the mean
-        and its spread.
+        Header line and one line per row: the label (as wide as the longest label or the
+        title, plus one) and, per model, the mean and its spread.
 
     Examples
     --------
     >>> res = {"A": {"x": np.array([1.0, 3.0])}, "B": {"x": np.array([2.0, 2.0])}}
     >>> print(seed_table(res, [("score x", "x", 1)], title="(2 seeds)"))
-    (2 seeds)                             A              B
-    score x                   2.0 +- 1.4  2.0 +- 0.0
+    (2 seeds)               A              B
+    score x     2.0 +- 1.4  2.0 +- 0.0
     >>> print(seed_table(res, [("score x", "x", 1)], title="(2 seeds)", spread={"A": "range"}))
-    (2 seeds)                             A              B
-    score x                   2.0 [1.0, 3.0]  2.0 +- 0.0
+    (2 seeds)               A              B
+    score x     [1.0,3.0]  2.0 +- 0.0
     """
     if not isinstance(results, dict) or not results:
         raise ValueError("results must be a non-empty dict model -> {score name -> values}")
@@ -357,7 +358,8 @@ def seed_table(results, rows, title="(mean +- SD over seeds)", spread="sd"):
     for kind in kinds.values():
         if kind not in ("sd", "range"):
             raise ValueError(f"spread must be 'sd', 'range' or a dict of them, got {kind!r}")
-    lines = [f"{title:24s}" + "".join(f"  {model:>13s}" for model in results)]
+    width = max([len(title)] + [len(str(row[0])) for row in rows if isinstance(row, tuple) and row]) + 1
+    lines = [f"{title:{width}s}" + "".join(f"  {model:>13s}" for model in results)]
     for row in rows:
         if not (isinstance(row, tuple) and len(row) == 3):
             raise ValueError(f"rows must hold (label, score name, digits) tuples, got {row!r}")
@@ -372,8 +374,8 @@ def seed_table(results, rows, title="(mean +- SD over seeds)", spread="sd"):
             if x.size < 2:
                 raise ValueError(f"results[{model!r}][{name!r}] needs at least two seeds")
             if kinds[model] == "range":
-                cells.append(f"  {x.mean():.{digits}f} [{x.min():.{digits}f}, {x.max():.{digits}f}]")
+                cells.append(f"  [{x.min():.{digits}f},{x.max():.{digits}f}]")
             else:
                 cells.append(f"  {x.mean():.{digits}f} +- {x.std(ddof=1):.{digits}f}")
-        lines.append(f"{label:24s}" + "".join(cells))
+        lines.append(f"{label:{width}s}" + "".join(cells))
     return "\n".join(lines)
