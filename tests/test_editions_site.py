@@ -64,7 +64,7 @@ def site_page(page: str) -> dict:
     headings = re.findall(r'<h[1-6]><span class="section-number">([\d.]+)\s*</span>', article)
     refs = []
     for m in re.finditer(r'<a class="reference internal" href="([^"]*)"[^>]*>(.*?)</a>', article, re.S):
-        if 'class="bibtex-citation' in article[max(0, m.start() - 400): m.start()].rsplit("</span>", 1)[-1]:
+        if 'class="bibtex-citation' in article[max(0, m.start() - 4000): m.start()].rsplit("</span>", 1)[-1]:
             continue  # the year link inside a citation
         refs.append(_plain(m.group(2)))
     cites = []
