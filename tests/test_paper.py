@@ -4,6 +4,8 @@ Run on tiny generated notebooks (a Jupyter kernel starts for each of the two run
 """
 
 import json
+import pathlib
+import re
 import os
 import subprocess
 import sys
@@ -58,6 +60,11 @@ def test_paper_run_writes_to_build_paper_with_progress_workers_and_time(tmp_path
     assert "scale paper 2\n" in texts and "jobs 2\n" in texts
     meta = nb.metadata["seqrmt_paper"]
     assert meta["scale"] == "paper" and meta["jobs"] == 2 and meta["error"] is None and meta["seconds"] > 0
+    # the run's record, for the "Results at paper size" page: when, where, how
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", meta["date"])
+    assert "CPU(s) available" in meta["machine"]
+    assert meta["command"] == f"python -m seqrmt.paper --jobs 2 {pathlib.Path('notebooks/part9/tiny.ipynb')}"
+    assert meta["commit"]
 
 
 def test_failing_cell_gives_exit_status_1_and_a_partial_notebook(tmp_path):

@@ -64,6 +64,43 @@ def _format_seconds(s):
     return f"{s / 3600:.2f} h"
 
 
+def _machine():
+    """The CPU model, the CPUs this process may use and the GPU, in words (for the run's record)."""
+    import platform
+
+    from .utils import available_cpus
+
+    model = platform.processor() or "unknown CPU"
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    text = f"{model}, {available_cpus()} CPU(s) available"
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            text += ", GPU " + torch.cuda.get_device_name(0)
+    except ImportError:
+        pass
+    return text
+
+
+def _commit(path):
+    """The short git commit of the checkout holding ``path`` (``"unknown"`` outside git)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=path.resolve().parent,
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
 def run_paper(notebook, out_dir=DEFAULT_OUT, timeout=None, jobs=None, kernel_name=None, stream=True,
               scale="paper", log=None):
     """Execute ``notebook`` at the papers' size into ``out_dir``, reporting progress on ``log``.
@@ -147,6 +184,7 @@ def run_paper(notebook, out_dir=DEFAULT_OUT, timeout=None, jobs=None, kernel_nam
                          resources={"metadata": {"path": str(src.resolve().parent)}},
                          on_cell_execute=on_start, on_cell_executed=on_done)
         error = None
+        started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         t0 = time.perf_counter()
         try:
             client.execute()
@@ -161,7 +199,9 @@ def run_paper(notebook, out_dir=DEFAULT_OUT, timeout=None, jobs=None, kernel_nam
             else:
                 os.environ[k] = v
     nb.metadata["seqrmt_paper"] = {"scale": scale, "jobs": workers, "seconds": round(total, 1),
-                                   "error": error}
+                                   "error": error, "date": started, "machine": _machine(),
+                                   "command": f"python -m seqrmt.paper --jobs {workers} {src}",
+                                   "commit": _commit(src)}
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out)
     status = "FAILED: " + error if error else "finished"
