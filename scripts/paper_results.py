@@ -157,12 +157,20 @@ def _stdout(cell):
 
 
 def _printed(book, run):
-    """The printed output of every code cell whose text differs between the two sizes."""
-    out = []
-    code = [(b, r) for b, r in zip(book.cells, run.cells) if b.cell_type == "code"]
-    for k, (b, r) in enumerate(code, 1):
-        if b.source != r.source:
-            raise ValueError("the paper run's cells differ from the chapter's: collect from a run of this commit")
+    """The printed output of every code cell whose text differs between the two sizes.
+
+    Returns ``(cells, changed)``: ``changed`` counts the code cells whose source is no longer the
+    one the paper run executed (the chapter was edited after the run); those are not compared.
+    """
+    out, changed = [], 0
+    code_b = [c for c in book.cells if c.cell_type == "code"]
+    code_r = [c for c in run.cells if c.cell_type == "code"]
+    by_source = {c.source: c for c in code_r}
+    for k, b in enumerate(code_b, 1):
+        r = by_source.get(b.source)
+        if r is None:
+            changed += 1
+            continue
         if "remove-cell" in b.metadata.get("tags", []):
             continue
         tb, tr = _stdout(b), _stdout(r)
@@ -170,7 +178,7 @@ def _printed(book, run):
             clip = lambda t: "\n".join(t.rstrip("\n").splitlines()[:MAX_PRINTED_LINES])
             first = next((line for line in b.source.splitlines() if line.strip()), "")
             out.append({"cell": k, "first_line": first[:70], "book": clip(tb), "paper": clip(tr)})
-    return out
+    return out, changed
 
 
 def _title(nb):
@@ -230,14 +238,15 @@ def collect(notebooks, paper_dir, machine, commit, command):
                 numbers.append({"text": text, "names": [n for n, _ in names],
                                 "book": [_fmt(_value(book_values[n]), f) for n, f in names],
                                 "paper": [_fmt(_value(paper_values[n]), f) for n, f in names]})
-        printed = _printed(book, run)
+        printed, changed = _printed(book, run)
         stamp = meta.get("date") or datetime.datetime.fromtimestamp(
             run_path.stat().st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         record = {"notebook": str(rel), "title": _title(book),
                   "command": meta.get("command") or command.format(notebook=rel, jobs=meta.get("jobs")),
                   "date": stamp, "machine": meta.get("machine") or machine, "jobs": meta.get("jobs"),
                   "seconds": meta.get("seconds"), "commit": meta.get("commit") or commit,
-                  "numbers": numbers, "figures": figures, "printed": printed}
+                  "numbers": numbers, "figures": figures, "printed": printed,
+                  "changed_cells": changed}
         (RUNS / f"{key}.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
         stored += 1
         print(f"stored {rel}: {len(numbers)} numbers, {len(figures)} figures, {meta.get('seconds')} s")
@@ -290,6 +299,10 @@ def page():
                   f"Chapter: {{doc}}`{page_ref}`. Run: `{r['command']}` on {r['machine']}, "
                   f"{r['date']}, commit `{r['commit']}`, {r['jobs']} worker(s): "
                   f"**{_duration(r['seconds'])}**.", ""]
+        if r.get("changed_cells"):
+            lines += [f"{r['changed_cells']} code cell(s) of the chapter were edited after this run; "
+                      "their output is not compared below (the numbers of the prose are those of the "
+                      "current chapter at book size and of the run at paper size).", ""]
         changed = [n for n in r["numbers"] if n["book"] != n["paper"]]
         if changed:
             lines += ["The chapter's sentences whose numbers depend on the size, each number as "
