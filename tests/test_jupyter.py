@@ -16,7 +16,7 @@ Skipped when jupyterlab or the browser is missing, except under ``CI=true``::
 from __future__ import annotations
 
 import collections
-import importlib.util
+import importlib
 import os
 import pathlib
 import sys
@@ -29,18 +29,10 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 CONTROL = "notebooks/part1_linear_generative/01_sample_covariance.ipynb"
 
 
-def _load(name: str):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_edition_notebooks_render_in_jupyterlab():
-    check = _load("check_jupyter")
+    if str(ROOT / "scripts") not in sys.path:  # the script, imported as a module (it loads its helpers)
+        sys.path.insert(0, str(ROOT / "scripts"))
+    check = importlib.import_module("check_jupyter")
     if (why := check.lab_missing()) is not None:
         if IN_CI:
             pytest.fail(f"JupyterLab check cannot run under CI=true: {why}", pytrace=False)

@@ -26,10 +26,51 @@ def test_hermite_coefficients_tanh_against_integral():
     assert (round(a1_h, 4), round(nu_h, 4)) == (0.6057, 0.3943)  # spec 2.2(B)
 
 
-def test_hermite_coefficients_relu_closed_form():
-    a0, a1, nu = rmt.hermite_coefficients(lambda x: np.maximum(x, 0.0), n_nodes=250)
-    assert a0 == pytest.approx(1 / np.sqrt(2 * np.pi), abs=1e-3)
-    assert a1 == pytest.approx(0.5, abs=1e-8) and nu == pytest.approx(0.5, abs=1e-8)
+A0_RELU = 1 / np.sqrt(2 * np.pi)  # E max(xi, 0) = E |xi| / 2
+
+
+@pytest.mark.parametrize("n_nodes", [20, 101, 250])
+@pytest.mark.parametrize("f, exact", [
+    (lambda x: np.maximum(x, 0.0), (A0_RELU, 0.5, 0.5)),  # a1 = E xi^2 1[xi>0], nu = E xi^2 1[xi>0]
+    (lambda x: np.maximum(x, 0.0) - A0_RELU, (0.0, 0.5, 0.5 - A0_RELU**2)),  # centred (5.2)
+    (np.abs, (2 * A0_RELU, 0.0, 1.0)),
+    (lambda x: np.where(x > 0, x, 0.1 * x), (0.9 * A0_RELU, 0.55, 0.505)),  # leaky ReLU
+    (np.sign, (0.0, 2 * A0_RELU, 1.0)),  # a jump at 0
+], ids=["relu", "centred-relu", "abs", "leaky-relu", "sign"])
+def test_hermite_coefficients_kink_at_zero_closed_forms(f, exact, n_nodes):
+    # the closed forms of E f, E xi f, E f^2 for piecewise-linear f with a kink (or jump) at 0;
+    # a Gauss-Hermite rule on the whole line is off by 1e-3 to 1e-2 here (the old method)
+    assert rmt.hermite_coefficients(f, n_nodes) == pytest.approx(exact, abs=1e-11)
+
+
+def test_hermite_coefficients_smooth_closed_form():
+    # f = exp: E e^xi = e^(1/2), E xi e^xi = e^(1/2), E e^(2 xi) = e^2
+    exact = (np.exp(0.5), np.exp(0.5), np.exp(2.0))
+    assert rmt.hermite_coefficients(np.exp) == pytest.approx(exact, rel=1e-13)
+    # f = cos(x): E cos = e^(-1/2), E xi cos = 0, E cos^2 = (1 + e^(-2)) / 2
+    exact = (np.exp(-0.5), 0.0, (1 + np.exp(-2.0)) / 2)
+    assert rmt.hermite_coefficients(np.cos, 30) == pytest.approx(exact, abs=1e-13)
+
+
+def test_half_line_rule_integrates_half_gaussian_moments():
+    # int_0^inf x^k phi(x) dx = 2^(k/2 - 1) Gamma((k + 1) / 2) / sqrt(pi), exact for k < 2 n
+    from scipy.special import gamma
+
+    for n in (5, 40):
+        x, w = rmt._half_line_gauss_rule(n)
+        assert np.all(x > 0) and np.all(w > 0) and np.all(np.diff(x) > 0)
+        for k in range(2 * n):
+            exact = 2 ** (k / 2 - 1) * gamma((k + 1) / 2) / np.sqrt(np.pi)
+            assert w @ x**k == pytest.approx(exact, rel=1e-12), (n, k)
+
+
+def test_hermite_coefficients_kink_away_from_zero_converges():
+    # hard tanh (kinks at +-1): only algebraic convergence, as the docstring says
+    f = lambda x: np.clip(x, -1.0, 1.0)  # noqa: E731
+    phi = lambda x: np.exp(-x * x / 2) / np.sqrt(2 * np.pi)  # noqa: E731
+    nu = 2 * (integrate.quad(lambda x: x**2 * phi(x), 0, 1)[0] + integrate.quad(phi, 1, np.inf)[0])
+    errors = [abs(rmt.hermite_coefficients(f, n)[2] - nu) for n in (20, 101, 250)]
+    assert errors[2] < errors[1] < errors[0] and 1e-5 < errors[1] < 1e-3
 
 
 def test_hermite_coefficients_rejects_bad_input():

@@ -17,6 +17,7 @@ and by every later chapter that compares a spectrum with a law.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -1037,8 +1038,49 @@ def ridge_resolvent_de(Sigma, n, lam, tol=1e-12, max_iter=200):
 # ---------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=16)
+def _half_line_gauss_rule(n_nodes):
+    r"""Gauss rule of ``n_nodes`` nodes for the weight :math:`\phi(x)=e^{-x^2/2}/\sqrt{2\pi}` on :math:`[0,\infty)`.
+
+    The Jacobi matrix of the weight comes from the Lanczos process (with full
+    reorthogonalisation) on a discretisation of :math:`\phi` on :math:`[0,40]` (40 panels of a
+    40-point Gauss-Legendre rule: exact to rounding; :math:`\phi(40)` underflows). Its
+    eigenvalues are the nodes; the weights are the Christoffel numbers
+    :math:`\tfrac12/\sum_{k<n}p_k(x_j)^2` (orthonormal :math:`p_k`, from the recurrence), which,
+    unlike the eigenvector formula of Golub and Welsch, keep their relative accuracy in the tail.
+    Read-only arrays (cached).
+    """
+    from scipy.linalg import eigh_tridiagonal  # noqa: PLC0415
+
+    t, s = np.polynomial.legendre.leggauss(40)
+    x = (np.arange(40.0)[:, None] + 0.5 * (t + 1.0)).ravel()
+    q = np.sqrt(0.5 * np.tile(s, 40) * np.exp(-0.5 * x * x))
+    q /= np.linalg.norm(q)
+    basis = np.empty((x.size, n_nodes))
+    alpha, beta = np.empty(n_nodes), np.empty(n_nodes - 1)
+    q_prev = np.zeros_like(q)
+    for k in range(n_nodes):
+        basis[:, k] = q
+        v = x * q - (beta[k - 1] * q_prev if k else 0.0)
+        alpha[k] = q @ v
+        v -= alpha[k] * q
+        v -= basis[:, : k + 1] @ (basis[:, : k + 1].T @ v)
+        if k < n_nodes - 1:
+            beta[k] = np.linalg.norm(v)
+            q_prev, q = q, v / beta[k]
+    nodes = eigh_tridiagonal(alpha, beta, eigvals_only=True)
+    p_prev, p, total = np.zeros(n_nodes), np.ones(n_nodes), np.ones(n_nodes)
+    with np.errstate(over="ignore"):  # far nodes: p_k overflows, the weight is 0
+        for k in range(n_nodes - 1):
+            p_prev, p = p, ((nodes - alpha[k]) * p - (beta[k - 1] * p_prev if k else 0.0)) / beta[k]
+            total += p * p
+    weights = 0.5 / total
+    nodes.flags.writeable = weights.flags.writeable = False
+    return nodes, weights
+
+
 def hermite_coefficients(f, n_nodes=101):
-    r"""Gaussian moments :math:`a_0,a_1,\nu` of a nonlinearity, by Gauss-Hermite quadrature.
+    r"""Gaussian moments :math:`a_0,a_1,\nu` of a nonlinearity, by Gauss quadrature on each half-line.
 
     .. math::
         a_0=\mathbb E f(\xi),\qquad a_1=\mathbb E[\xi f(\xi)],\qquad
@@ -1048,14 +1090,23 @@ def hermite_coefficients(f, n_nodes=101):
     Hermite basis; :math:`\nu-a_0^2-a_1^2\ge0` is the energy of its nonlinear part.
     They are the constants of every linear equivalent of a random kernel matrix.
 
+    The Gaussian integral is split at 0 and each half is computed with the Gauss rule of the
+    half-Gaussian weight :math:`\phi(x)\mathbb 1[x\ge0]` (mirrored for :math:`x<0`). It is
+    exact for functions that are polynomials of degree below ``n_nodes`` on each half-line, so
+    a kink at 0 (ReLU, :math:`|x|`, leaky ReLU, sign) costs no accuracy: the moments are exact
+    to rounding (about :math:`10^{-15}`), where a Gauss-Hermite rule on the whole line
+    converges like :math:`1/n` (for ReLU at 101 nodes its :math:`\nu` is off by
+    :math:`3\times10^{-3}`). Smooth functions converge as fast as with Gauss-Hermite. A kink
+    away from 0 still converges slowly (hard tanh, kinks at :math:`\pm1`:
+    :math:`4\times10^{-4}` at 101 nodes).
+
     Parameters
     ----------
     f : callable
         Vectorised real function.
     n_nodes : int
-        Number of quadrature nodes, at most 250 (probabilists' Hermite rule, exact for
-        polynomials of degree < 2 ``n_nodes``; a kink such as ReLU's converges more slowly:
-        :math:`a_0` of ReLU is off by about ``0.016 / n_nodes``).
+        Number of quadrature nodes on each half-line (``2 n_nodes`` evaluations of ``f``), at
+        most 250.
 
     Returns
     -------
@@ -1067,17 +1118,21 @@ def hermite_coefficients(f, n_nodes=101):
     >>> a0, a1, nu = hermite_coefficients(np.tanh)
     >>> round(a0, 4), round(a1, 4), round(nu, 4)
     (0.0, 0.6057, 0.3943)
+    >>> a0, a1, nu = hermite_coefficients(lambda x: np.maximum(x, 0.0))
+    >>> bool(abs(a0 - 1 / np.sqrt(2 * np.pi)) < 1e-14), round(a1, 14), round(nu, 14)
+    (True, 0.5, 0.5)
     """
     check_callable(f, "f")
     n_nodes = check_size(n_nodes, "n_nodes")
-    if n_nodes > 250:  # numpy's Hermite rule overflows beyond a few hundred nodes
+    if n_nodes > 250:  # the rule is built on a 1600-point discretisation of the weight
         raise ValueError(f"n_nodes must be at most 250, got {n_nodes}")
-    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
-    w = w / np.sqrt(2.0 * np.pi)
-    fx = np.asarray(f(x), dtype=float)
-    if fx.shape != x.shape or not np.all(np.isfinite(fx)):
+    x, w = _half_line_gauss_rule(n_nodes)
+    xx = np.concatenate([x, -x])
+    fx = np.asarray(f(xx), dtype=float)
+    if fx.shape != xx.shape or not np.all(np.isfinite(fx)):
         raise ValueError("f must map a real array to a finite real array of the same shape")
-    return float(w @ fx), float(w @ (x * fx)), float(w @ fx**2)
+    f_pos, f_neg = fx[:n_nodes], fx[n_nodes:]  # pairs +-x: an odd f gives a0 = 0 exactly
+    return float(w @ (f_pos + f_neg)), float(w @ (x * (f_pos - f_neg))), float(w @ (f_pos**2 + f_neg**2))
 
 
 def semicircle_free_convolution(stieltjes, var, z, tol=1e-10, max_iter=20_000, damping=0.5):

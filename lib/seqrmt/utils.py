@@ -397,7 +397,7 @@ def mean_se(samples, axis=0):
     return mean, se
 
 
-def write_npz_deterministic(path, arrays):
+def write_npz_deterministic(path, arrays, sort=True):
     """Write arrays to a compressed ``.npz`` whose bytes depend on the arrays only; return its SHA-256.
 
     The zip entries are sorted by name and carry a fixed timestamp, so the same arrays give the
@@ -409,6 +409,9 @@ def write_npz_deterministic(path, arrays):
         Output file.
     arrays : dict
         ``name -> numpy array`` (no object arrays).
+    sort : bool
+        Write the entries sorted by name (default), or in the order of ``arrays`` (the
+        committed GPT runs of :mod:`seqrmt.nanogpt.key_spectra` were written that way).
 
     Returns
     -------
@@ -430,9 +433,11 @@ def write_npz_deterministic(path, arrays):
 
     if not isinstance(arrays, dict) or not arrays:
         raise ValueError("arrays must be a non-empty dict name -> array")
+    if not isinstance(sort, (bool, np.bool_)):
+        raise ValueError(f"sort must be True or False, got {sort!r}")
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name in sorted(arrays):
+        for name in (sorted(arrays) if sort else arrays):
             data = io.BytesIO()
             np.lib.format.write_array(data, np.ascontiguousarray(arrays[name]), allow_pickle=False)
             info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))

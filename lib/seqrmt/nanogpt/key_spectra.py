@@ -21,17 +21,15 @@ round differently and then gives a statistically equivalent file with another ha
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import pathlib
-import zipfile
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from .._validation import check_size
+from ..utils import read_npz_checked, write_npz_deterministic
 from .config import GPTConfig, _check_nonneg_int
 from .model import GPT, build_gpt
 from .train import TrainConfig, train_gpt, validation_loss
@@ -121,22 +119,12 @@ class KeySpectraRuns:
         return m
 
     def save(self, path):
-        """Write a deterministic ``.npz`` (fixed timestamps) and return its SHA-256 (hex)."""
+        """Write a deterministic ``.npz`` (:func:`seqrmt.utils.write_npz_deterministic`); return its SHA-256."""
         arrays = {"seeds": self.seeds, "steps": self.steps, "keys": self.keys,
                   "val_loss": self.val_loss,
                   "config": np.frombuffer(json.dumps(self.config, sort_keys=True).encode(), np.uint8)}
         arrays.update({f"state/{k}": v for k, v in self.state.items()})
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for name, arr in arrays.items():
-                data = io.BytesIO()
-                np.lib.format.write_array(data, np.ascontiguousarray(arr), allow_pickle=False)
-                info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-                info.compress_type = zipfile.ZIP_DEFLATED
-                zf.writestr(info, data.getvalue())
-        blob = buf.getvalue()
-        pathlib.Path(path).write_bytes(blob)
-        return hashlib.sha256(blob).hexdigest()
+        return write_npz_deterministic(path, arrays, sort=False)  # the committed file's entry order
 
 
 def train_key_spectra(dataset, seeds=(0, 1, 2), max_iters=5000, steps=DEFAULT_STEPS, progress=None):
@@ -224,16 +212,12 @@ def load_key_spectra(path=None, sha256=KEY_SPECTRA_SHA256):
         If the file does not exist.
     """
     p = KEY_SPECTRA_FILE if path is None else pathlib.Path(path)
-    blob = p.read_bytes()
-    if sha256 is not None:
-        if not isinstance(sha256, str):
-            raise ValueError(f"sha256 must be a hex string or None, got {type(sha256).__name__}")
-        got = hashlib.sha256(blob).hexdigest()
-        if got != sha256.lower():
-            raise ValueError(f"sha256 of {p} is {got}, expected {sha256}: the file is not the committed one "
-                             "(regenerate it with python -m seqrmt.nanogpt key-spectra, see seqrmt.nanogpt.key_spectra)")
-    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
-        arr = {k: z[k] for k in z.files}
+    if not p.is_file():
+        raise FileNotFoundError(f"no key-spectra file at {p}")
+    if sha256 is not None and not sha256:
+        raise ValueError("sha256 must be a hex string or None, got ''")
+    arr = read_npz_checked(p, sha256, "regenerate it with python -m seqrmt.nanogpt key-spectra, "
+                                      "see seqrmt.nanogpt.key_spectra")
     state = {k.removeprefix("state/"): v for k, v in arr.items() if k.startswith("state/")}
     return KeySpectraRuns(seeds=arr["seeds"], steps=arr["steps"], keys=arr["keys"], val_loss=arr["val_loss"],
                           config=json.loads(arr["config"].tobytes().decode()),
