@@ -273,7 +273,8 @@ def page():
              "",
              "```bash",
              "python -m seqrmt.paper --jobs 1 notebooks/<part>/<chapter>.ipynb",
-             "python scripts/paper_results.py collect && python scripts/paper_results.py page",
+             "python scripts/paper_results.py collect",
+             "python scripts/paper_results.py page",
              "```",
              "",
              "The first command writes the executed copy to `_build/paper/` and never touches the book's "
@@ -326,12 +327,12 @@ def page():
                           "```text", p["book"], "```", "", "paper size:", "", "```text", p["paper"], "```", ""]
             lines += ["::::", ""]
         for f in r["figures"]:
-            lines += [f"```{{figure}} paper_runs/{f['file']}",
+            lines += [f"```{{image}} paper_runs/{f['file']}",
                       f":alt: The figure {f['label']} of the chapter, redrawn from the paper-size run.",
                       ":width: 100%",
-                      "",
-                      f"{{numref}}`{f['label']}` at the papers' size (same code, `SEQRMT_SCALE=paper`).",
-                      "```", ""]
+                      "```", "",
+                      f"*Above: {{numref}}`{f['label']}` of the chapter, at the papers' size "
+                      "(same code, `SEQRMT_SCALE=paper`).*", ""]
     PAGE.write_text("\n".join(lines).rstrip() + "\n")
     return len(records)
 
