@@ -239,6 +239,10 @@ def collect(notebooks, paper_dir, machine, commit, command):
                                 "book": [_fmt(_value(book_values[n]), f) for n, f in names],
                                 "paper": [_fmt(_value(paper_values[n]), f) for n, f in names]})
         printed, changed = _printed(book, run)
+        if not changed and not printed and all(n["book"] == n["paper"] for n in numbers):
+            for fig in figures:  # the book's own figures: not stored twice
+                (RUNS / fig["file"]).unlink()
+            figures = []
         stamp = meta.get("date") or datetime.datetime.fromtimestamp(
             run_path.stat().st_mtime, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         record = {"notebook": str(rel), "title": _title(book),
@@ -259,6 +263,12 @@ def _duration(seconds):
     if seconds < 7200:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def _identical(r):
+    """A run whose prose numbers and printed output are the book's (no paper preset changes them)."""
+    return (not r.get("changed_cells") and not r.get("printed")
+            and all(n["book"] == n["paper"] for n in r["numbers"]))
 
 
 def page():
@@ -294,7 +304,14 @@ def page():
     lines += ["", "Machines and commits are given with each run below. Chapters not listed take "
               "longer at paper size than this page's runs allowed (see {doc}`/book/instructors` for "
               "the estimates), or need a GPU.", ""]
+    same = [r for r in records if _identical(r)]
+    if same:
+        lines += ["These chapters have no `paper` preset that changes what they compute: their paper-size "
+                  "run reproduced the book's printed output and the numbers its prose quotes, so they are not repeated below: "
+                  + ", ".join(f"{{doc}}`/{r['notebook'].removesuffix('.ipynb')}`" for r in same) + ".", ""]
     for r in records:
+        if _identical(r):
+            continue
         page_ref = "/" + r["notebook"].removesuffix(".ipynb")
         lines += [f"## {r['title']}", "",
                   f"Chapter: {{doc}}`{page_ref}`. Run: `{r['command']}` on {r['machine']}, "

@@ -27,7 +27,7 @@ def _script():
 
 
 def test_there_are_paper_size_runs():
-    assert len(RECORDS) >= 4
+    assert len(RECORDS) >= 10
 
 
 @pytest.mark.parametrize("path", RECORDS, ids=[p.stem for p in RECORDS])
