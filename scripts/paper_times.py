@@ -55,6 +55,11 @@ ESTIMATE_OVERRIDE = {
 }
 #: better-founded numbers than the preset rule, where one exists (still not a paper-size run)
 NOTES = {
+    "part2_bilinear_regression/06_gradient_descent":
+        "at most about 19-21 h on one CPU core: 21-24 ms per gradient step of one student at the paper's d = 100 "
+        "(measured twice on 2026-11-27, core shared, by benchmarks/gd_paper_step_time.py: the difference of a 200- and a 400-step run of "
+        "`bsr.gd_on_independent_data`, one core) x 64 students x at most 50,000 steps (fewer where a "
+        "student meets the tolerance; extrapolated)",
     "part3_ntp_geometry/05_transformer_and_ufm":
         "about 7 h on 2 CPU cores: 0.86 s per epoch measured for the paper model x 30,000 epochs "
         "(reader test, 2026-11-26; extrapolated)",
