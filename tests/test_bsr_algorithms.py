@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from seqrmt.bsr import sample_bsr
+from seqrmt.ensemble import spawn_generators
 from seqrmt.bsr.algorithms import (
     GDResult,
     average_of_first_k_error,
@@ -155,6 +156,31 @@ def test_gamp_rie_divergence_detected():
         res = gamp_rie(data.X, data.y, 0.2, 0.0, damping=0.0, on_failure="warn")
     assert res.diverged and not res.converged and np.all(np.isfinite(res.S))
     assert np.all(np.isfinite(res.zeta))
+
+
+def test_gamp_rie_noiseless_alpha_015_blowup_caught_and_retried():
+    """Noiseless data at alpha = 0.15, rho = 0.2, d = 40: with the default damping 0.2 this data
+    set (one in sixty seeds) oscillates with a growing amplitude (errors 1, 2, 5, 70, 3e3, 2e5
+    before the old 1e6 bound stopped it). The prior-scaled bound stops it while the estimate is
+    finite and moderate; a retry with damping 0.4 converges near state evolution."""
+    data = sample_bsr(240, 40, 40, 8, 0.0, rng=24)
+    with pytest.raises(ConvergenceError, match="norm_bound"):
+        gamp_rie(data.X, data.y, 0.2, 0.0, S_true=data.S, max_iter=80, tol=1e-7)
+    res = gamp_rie(data.X, data.y, 0.2, 0.0, S_true=data.S, max_iter=80, tol=1e-7,
+                   on_failure="flag")
+    assert res.diverged and not res.converged and res.damping == 0.2
+    assert np.all(np.isfinite(res.S)) and np.all(np.isfinite(res.mse))
+    assert np.sum(res.S**2) / 1600 <= 10 and res.mse[-1] < 20  # |S| within the bound
+    ok = gamp_rie(data.X, data.y, 0.2, 0.0, S_true=data.S, max_iter=80, tol=1e-7,
+                  on_failure="flag", retry_damping=(0.4, 0.6))
+    assert ok.converged and not ok.diverged and ok.damping == 0.4
+    assert abs(ok.mse[-1] - ok.se_mse[-1]) < 0.1  # 0.77 against V = 0.78
+    with pytest.raises(ValueError, match="retry_damping"):
+        gamp_rie(data.X, data.y, 0.2, 0.0, retry_damping=(1.0,))
+    with pytest.raises(ValueError, match="retry_damping"):
+        gamp_rie(data.X, data.y, 0.2, 0.0, retry_damping=0.4)
+    with pytest.raises(ValueError, match="norm_bound"):
+        gamp_rie(data.X, data.y, 0.2, 0.0, norm_bound=0.0)
 
 
 def test_gamp_rie_max_iter():
@@ -312,12 +338,11 @@ def test_gd_validation():
 
 
 def test_gd_on_independent_data_matches_inline_loop():
-    """Same draws in the same order as the notebook loop it replaces (data, then students)."""
+    """Data set i: the data, then the students, from the i-th spawned generator."""
     opts = dict(n_students=2, init="small", max_steps=50, record_every=10)
     runs = gd_on_independent_data(2, 60, 6, 5, 1, delta=0.1, student_rank=2, return_data=True,
                                   rng=3, **opts)
-    g = np.random.default_rng(3)
-    for data, res in runs:
+    for (data, res), g in zip(runs, spawn_generators(3, 2)):
         ref_data = sample_bsr(60, 6, 5, 1, 0.1, g)
         ref = gd_factorized(ref_data.X, ref_data.y, 2, S_true=ref_data.S, rng=g, **opts)
         assert np.array_equal(data.X, ref_data.X) and np.array_equal(res.S, ref.S)
@@ -364,12 +389,12 @@ def test_average_of_first_k_error_endpoints_and_loop():
 
 
 def test_interpolator_comparison_matches_inline_loop():
-    """The driver equals the notebook loop it replaces (MNNE, then one student per rank)."""
+    """The driver equals the notebook loop it replaces (MNNE, then one student per rank), data
+    set i drawing from the i-th spawned generator."""
     opts = dict(init="small", max_steps=300, tol=1e-10)
     out = interpolator_comparison(2, 30, 5, 5, 1, [1, 5], rng=4, **opts)
-    g = np.random.default_rng(4)
     nuc = lambda S: np.linalg.norm(S, "nuc")  # noqa: E731
-    for i in range(2):
+    for i, g in enumerate(spawn_generators(4, 2)):
         data = sample_bsr(30, 5, 5, 1, 0.0, g)
         fits = [min_nuclear_norm(data.X, data.y)]
         fits += [gd_factorized(data.X, data.y, rs, rng=g, **opts).S[0] for rs in (1, 5)]

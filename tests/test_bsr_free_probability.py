@@ -5,6 +5,7 @@ import pytest
 from scipy import integrate
 
 from seqrmt.bsr import free_probability as fp
+from seqrmt.ensemble import spawn_generators
 from seqrmt.utils import single_threaded_blas
 
 
@@ -257,11 +258,12 @@ def test_value_errors_name_the_argument(call, name):
 
 # ----------------------------------------------------------------------------- samplers of s_i
 def test_singular_values_sampler_matches_inline_loop():
-    """The driver equals the loop it replaces in notebook 2.2 (same draws, same order)."""
+    """The driver equals the loop it replaces in notebook 2.2, draw k from the k-th spawned
+    generator."""
     got = fp.signal_plus_noise_singular_values(20, 2.0, 0.2, 0.3, 3, rng=5)
-    g = np.random.default_rng(5)
     want = np.array([np.linalg.svd(fp.sample_signal_plus_noise(20, 40, 4, 0.3, g)[1],
-                                   compute_uv=False) for _ in range(3)]) / (20 * 40) ** 0.25
+                                   compute_uv=False) for g in spawn_generators(5, 3)])
+    want /= (20 * 40) ** 0.25
     np.testing.assert_allclose(got, want, rtol=1e-13)
     assert got.shape == (3, 20) and np.all(np.diff(got, axis=1) <= 0)
 
@@ -274,8 +276,7 @@ def test_oracle_values_independent_computation():
                                                   oracle=True)
     s_ref = fp.signal_plus_noise_singular_values(30, 1.5, 0.2, 0.5, 2, rng=3)
     np.testing.assert_allclose(s, s_ref, rtol=1e-10)
-    g = np.random.default_rng(3)
-    for k in range(2):
+    for k, g in enumerate(spawn_generators(3, 2)):
         S, Y = fp.sample_signal_plus_noise(30, 45, 6, 0.5, g)
         u, _, vt = np.linalg.svd(Y)
         want = np.diag(u.T @ S @ vt.T) / (30 * 45) ** 0.25

@@ -1,8 +1,8 @@
 """Tests of the Model-1 batch drivers, summaries and figures of seqrmt.lgm.
 
 Each driver is compared with the inline computation it replaced in the notebook
-"A linear generative model of next tokens" (same generator, same draws), or with a
-closed form.
+"A linear generative model of next tokens" (the same spawned generators, see
+seqrmt.ensemble), or with a closed form.
 """
 
 import matplotlib
@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from seqrmt import lgm  # noqa: E402
+from seqrmt.ensemble import spawn_generators  # noqa: E402
 
 C, K, D_EMB = 9, 3, 9
 
@@ -38,9 +39,8 @@ def batches(P, W2):
 def test_batches_equal_the_inline_loop(P):
     got = lgm.simulate_context_batches(P, np.ones(C), D_EMB, 90, [0.1, 1.0], 9, rng=7,
                                        n_batches=3)
-    rng = np.random.default_rng(7)
-    want = [lgm.simulate_context_model(P, np.ones(C), D_EMB, 90, [0.1, 1.0], 3, rng)
-            for _ in range(3)]
+    want = [lgm.simulate_context_model(P, np.ones(C), D_EMB, 90, [0.1, 1.0], 3, g)
+            for g in spawn_generators(7, 3)]  # batch b: the b-th child as its root
     assert len(got) == 3
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g.m, w.m)
@@ -77,12 +77,16 @@ def test_batch_shrinkage_matches_inline(P, W2, batches):
 
 
 def test_batch_variance_is_unbiased_pair_variance(P):
-    """With two trials per batch, the unbiased trace is |x1 - x2|^2 / 2 (independent replay)."""
+    """With two trials per batch, the unbiased trace is |x1 - x2|^2 / 2 (independent replay:
+    trial t of batch b draws from the t-th child of the b-th child of the seed)."""
     b = lgm.simulate_context_batches(P, np.ones(C), D_EMB, 90, [0.3], 4, rng=11, n_batches=2)
     got = lgm.context_batch_variance(b)  # (2, 1, C)
-    rng = np.random.default_rng(11)
-    trials = [lgm.simulate_context_model(P, np.ones(C), D_EMB, 90, [0.3], 1, rng).m[0]
-              for _ in range(4)]  # (k, c) each: the four trials in order
+    trials = []  # (k, c) each: the four trials in order
+    for root in spawn_generators(11, 2):
+        for g in spawn_generators(root, 2):
+            Z = g.standard_normal((D_EMB, C))
+            N = g.multinomial(g.multinomial(90, np.full(C, 1 / C)), P.T)
+            trials.append(lgm.context_predictions(Z, N, 0.3)[0][0])
     for bi in range(2):
         x1, x2 = trials[2 * bi], trials[2 * bi + 1]
         np.testing.assert_allclose(got[bi, 0], np.sum((x1 - x2) ** 2, axis=0) / 2, rtol=1e-9)
@@ -107,11 +111,10 @@ def test_variance_curve_closed_forms(P, W2):
 def test_variance_vs_samples_matches_inline(P):
     got = lgm.context_variance_vs_samples(P, np.ones(C), D_EMB, [2, 10], 0.2, 6, rng=4,
                                           n_batches=3)
-    rng = np.random.default_rng(4)
     cols = []
-    for m in (2, 10):
-        bs = [lgm.simulate_context_model(P, np.ones(C), D_EMB, C * m, [0.2], 2, rng,
-                                         counts="fixed") for _ in range(3)]
+    for m, root in zip((2, 10), spawn_generators(4, 2)):
+        bs = [lgm.simulate_context_model(P, np.ones(C), D_EMB, C * m, [0.2], 2, g,
+                                         counts="fixed") for g in spawn_generators(root, 3)]
         cols.append([np.trace(b.cov[0], axis1=1, axis2=2).mean() * 2 for b in bs])
     np.testing.assert_allclose(got, np.array(cols).T, rtol=1e-12)
     with pytest.raises(ValueError, match="gamma"):
@@ -228,11 +231,10 @@ def test_mixture_error_curves_match_theory(mixture):
 def test_mixture_deviations_match_inline(mixture):
     G, pi, P = mixture
     got = lgm.mixture_test_error_deviations(G, pi, P, [20, 40], 0.1, 3, rng=6)
-    rng = np.random.default_rng(6)
     want = []
-    for n in (20, 40):
-        M = lgm.means_from_gram(G, n // 2, rng)
-        sim = lgm.simulate_mixture_model(M, pi, P, n, 0.1, 3, rng)
+    for n, g in zip((20, 40), spawn_generators(6, 2)):
+        M = lgm.means_from_gram(G, n // 2, g)
+        sim = lgm.simulate_mixture_model(M, pi, P, n, 0.1, 3, g)
         want.append(sim.test_error[0] - lgm.mixture_theory(M, pi, P, n, 0.1).test_error)
     np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="G"):

@@ -256,3 +256,24 @@ def run_ensemble(func, n, seed, *, args=(), kwargs=None, jobs=None, progress=Non
     calls = parallel(delayed(func)(rng, *args, **kwargs) for rng in generators)
     return list(progress_bar(calls, len(generators), desc, enabled=progress))
 
+
+
+def _root(rng=None, name="rng"):
+    """The root of a driver's realisations: ``rng`` validated, ``None`` made fresh entropy.
+
+    Drivers that accept ``rng`` as an int, a :class:`numpy.random.SeedSequence`, a
+    :class:`numpy.random.Generator` or ``None`` pass the result to :func:`run_ensemble` or
+    :func:`spawn_generators`. A generator is not drawn from: its seed sequence spawns the
+    children, so realisation ``i`` of two calls with the same generator differs (the spawn
+    counter advances) while a seed gives the same children every time.
+    """
+    if rng is None:
+        return np.random.SeedSequence()
+    if isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative seed, got {rng}")
+        return int(rng)
+    raise ValueError(f"{name} must be an int, a SeedSequence, a numpy Generator or None, "
+                     f"got {type(rng).__name__}")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_array, check_nonnegative, check_positive, check_size
+from ..ensemble import _root, run_ensemble
 from ..utils import as_generator
 from .model import _planted
 
@@ -123,7 +124,8 @@ def _sizes(d, beta, rho):
     return d, max(1, int(round(beta * d))), max(1, int(round(rho * d)))
 
 
-def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None, oracle=False):
+def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None, oracle=False,
+                                      jobs=None):
     r"""Singular values :math:`s_i` of :math:`Y_\zeta/(dL)^{1/4}` on independent draws; the oracle.
 
     The oracle :math:`u_i^\top S^*v_i/(dL)^{1/4}` (with :math:`u_i,v_i` the singular vectors of
@@ -138,10 +140,13 @@ def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None, ora
     beta, rho, zeta : float
         Aspect ratio and rank ratio (:math:`L=\mathrm{round}(\beta d)`,
         :math:`r=\mathrm{round}(\rho d)`), noise variance :math:`\zeta\ge0`.
-    rng : numpy.random.Generator or int, optional
-        Source of randomness: one :func:`sample_signal_plus_noise` call per draw, in order.
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the draws' generators: draw ``k`` is one :func:`sample_signal_plus_noise` call
+        with the ``k``-th child (:func:`seqrmt.ensemble.spawn_generators`).
     oracle : bool
         Also return the oracle values.
+    jobs : int or None
+        Workers (see :func:`seqrmt.ensemble.n_jobs`); the result does not depend on them.
 
     Returns
     -------
@@ -153,10 +158,10 @@ def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None, ora
 
     Examples
     --------
-    >>> s = signal_plus_noise_singular_values(40, 2.0, 0.2, 0.3, 3, rng=0)
+    >>> s = signal_plus_noise_singular_values(100, 2.0, 0.2, 0.3, 4, rng=0)
     >>> s.shape
-    (3, 40)
-    >>> bool(abs(np.mean(s**2) / (1.3 * np.sqrt(2.0)) - 1) < 0.05)  # second moment
+    (4, 100)
+    >>> bool(abs(np.mean(s**2) / (1.3 * np.sqrt(2.0)) - 1) < 0.05)  # second moment, 3 sd
     True
     >>> s, orc = signal_plus_noise_singular_values(60, 2.0, 0.2, 0.3, 2, rng=0, oracle=True)
     >>> rms = lambda a: float(np.sqrt(np.mean(a**2)))
@@ -168,17 +173,20 @@ def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None, ora
     n_draws = check_size(n_draws, "n_draws")
     if not isinstance(oracle, (bool, np.bool_)):
         raise ValueError(f"oracle must be a bool, got {oracle!r}")
-    rng = as_generator(rng)
+    draws = run_ensemble(_singular_values_draw, n_draws, _root(rng), args=(d, L, r, zeta, oracle),
+                         jobs=jobs, desc="draws")
+    s = np.array([sk for sk, _ in draws])
+    return (s, np.array([ok for _, ok in draws])) if oracle else s
+
+
+def _singular_values_draw(rng, d, L, r, zeta, oracle):
+    """One draw of :func:`signal_plus_noise_singular_values`: s_i and the oracle (or None)."""
     scale = (d * L) ** 0.25
-    s, orc = np.empty((2, n_draws, min(d, L)))
-    for k in range(n_draws):
-        S, Y = sample_signal_plus_noise(d, L, r, zeta, rng)
-        if not oracle:
-            s[k] = np.linalg.svd(Y, compute_uv=False) / scale
-            continue
-        u, s[k], vt = np.linalg.svd(Y / scale, full_matrices=False)
-        orc[k] = np.einsum("ij,ik,kj->j", u, S / scale, vt.T)
-    return (s, orc) if oracle else s
+    S, Y = sample_signal_plus_noise(d, L, r, zeta, rng)
+    if not oracle:
+        return np.linalg.svd(Y, compute_uv=False) / scale, None
+    u, s, vt = np.linalg.svd(Y / scale, full_matrices=False)
+    return s, np.einsum("ij,ik,kj->j", u, S / scale, vt.T)
 
 
 def _check_brz(beta, rho, zeta, zeta_positive=True):
@@ -806,7 +814,7 @@ def rie_denoise(Y, zeta, rho):
     return S_hat.T if transposed else S_hat
 
 
-def rie_error_monte_carlo(d, beta, rho, zeta, n_trials, rng=None):
+def rie_error_monte_carlo(d, beta, rho, zeta, n_trials, rng=None, jobs=None):
     r"""Empirical RIE errors :math:`\frac1{dL}\|\hat S-S^*\|_F^2` on fresh draws.
 
     Parameters
@@ -819,8 +827,11 @@ def rie_error_monte_carlo(d, beta, rho, zeta, n_trials, rng=None):
         Noise variance :math:`\zeta\ge0`.
     n_trials : int
         Number of independent draws.
-    rng : numpy.random.Generator or int, optional
-        Source of randomness (see :func:`sample_signal_plus_noise`).
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the trials' generators: trial ``k`` draws :func:`sample_signal_plus_noise` with
+        the ``k``-th child (:func:`seqrmt.ensemble.spawn_generators`).
+    jobs : int or None
+        Workers (see :func:`seqrmt.ensemble.n_jobs`); the result does not depend on them.
 
     Returns
     -------
@@ -835,12 +846,14 @@ def rie_error_monte_carlo(d, beta, rho, zeta, n_trials, rng=None):
     d, L, r = _sizes(d, beta, rho)
     zeta = check_nonnegative(zeta, "zeta")
     n_trials = check_size(n_trials, "n_trials")
-    rng = as_generator(rng)
-    errs = np.empty(n_trials)
-    for k in range(n_trials):
-        S, Y = sample_signal_plus_noise(d, L, r, zeta, rng)
-        errs[k] = np.mean((rie_denoise(Y, zeta, r / d) - S) ** 2)
-    return errs
+    return np.array(run_ensemble(_rie_error_draw, n_trials, _root(rng), args=(d, L, r, zeta),
+                                 jobs=jobs, desc="trials"))
+
+
+def _rie_error_draw(rng, d, L, r, zeta):
+    """One trial of :func:`rie_error_monte_carlo`."""
+    S, Y = sample_signal_plus_noise(d, L, r, zeta, rng)
+    return float(np.mean((rie_denoise(Y, zeta, r / d) - S) ** 2))
 
 
 def denoising_mmse_large_beta(rho, zeta):

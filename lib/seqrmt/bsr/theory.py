@@ -21,6 +21,7 @@ import numpy as np
 from scipy import integrate, interpolate, optimize
 
 from .._validation import check_array, check_nonnegative, check_positive, check_size
+from ..ensemble import _root, run_ensemble
 from ..utils import ConvergenceError, as_generator, mean_se
 from .model import _planted
 from .free_probability import (
@@ -323,7 +324,7 @@ def svt_risk(lam, beta, rho):
     return float(out) if out.ndim == 0 else out
 
 
-def svt_risk_monte_carlo(d, L, r, zeta, lam, n_trials, scale=1e3, rng=None):
+def svt_risk_monte_carlo(d, L, r, zeta, lam, n_trials, scale=1e3, rng=None, jobs=None):
     r"""Monte Carlo of the soft-thresholding risk of :func:`svt_risk` at a large signal.
 
     Draws :math:`S=\texttt{scale}\cdot UV^\top/\sqrt r` (Gaussian factors, rank ``r``), observes
@@ -343,8 +344,11 @@ def svt_risk_monte_carlo(d, L, r, zeta, lam, n_trials, scale=1e3, rng=None):
         Number of independent draws (at least 2).
     scale : float
         Signal scale (large: the worst case of the minimax risk).
-    rng : int or numpy.random.Generator, optional
-        Source of randomness.
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the trials' generators: trial ``t`` draws :math:`S` and the noise from the
+        ``t``-th child (:func:`seqrmt.ensemble.spawn_generators`).
+    jobs : int or None
+        Workers (see :func:`seqrmt.ensemble.n_jobs`); the result does not depend on them.
 
     Returns
     -------
@@ -370,17 +374,18 @@ def svt_risk_monte_carlo(d, L, r, zeta, lam, n_trials, scale=1e3, rng=None):
     if n_trials < 2:
         raise ValueError("n_trials must be at least 2")
     scale = check_positive(scale, "scale")
-    rng = as_generator(rng)
     tau = lam * np.sqrt(zeta * (max(d, L) - r))
-    out = np.empty((n_trials, lam.size))
-    for t in range(n_trials):
-        S = scale * _planted(d, L, r, rng)[2]
-        u, s, vt = np.linalg.svd(S + np.sqrt(zeta) * rng.standard_normal((d, L)),
-                                 full_matrices=False)
-        for j, tj in enumerate(tau):
-            out[t, j] = np.sum(((u * np.maximum(s - tj, 0.0)) @ vt - S) ** 2)
+    out = np.array(run_ensemble(_svt_risk_draw, n_trials, _root(rng),
+                                args=(d, L, r, zeta, tau, scale), jobs=jobs, desc="trials"))
     out /= zeta * d * L
     return mean_se(out)
+
+
+def _svt_risk_draw(rng, d, L, r, zeta, tau, scale):
+    """One trial of :func:`svt_risk_monte_carlo`: squared errors at every threshold."""
+    S = scale * _planted(d, L, r, rng)[2]
+    u, s, vt = np.linalg.svd(S + np.sqrt(zeta) * rng.standard_normal((d, L)), full_matrices=False)
+    return np.array([np.sum(((u * np.maximum(s - tj, 0.0)) @ vt - S) ** 2) for tj in tau])
 
 
 def ridge_error(alpha, delta, lam=None):

@@ -24,6 +24,11 @@ multiplicative noise :math:`2s\sqrt{x_i}` and interaction :math:`s^2(x_i+x_j)/(x
 Shapes: a matrix ``h0`` of shape ``(n, n)`` or a batch ``(m, n, n)``; eigenvalue paths have shape
 ``(n_steps + 1, n)`` or ``(n_steps + 1, m, n)``, sorted increasingly at each time.
 
+Realisations: each matrix of a batch (each row of a batch of walkers) is one realisation with its own
+generator, the ``i``-th child of ``rng`` (:func:`seqrmt.ensemble.spawn_generators`), from which it
+draws its increments step after step. A path therefore depends only on the seed and its index in
+the batch, not on the size of the batch; a single matrix is the batch of one.
+
 Used in: Chapter 4.
 """
 
@@ -39,8 +44,9 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
+from ..ensemble import _root, spawn_generators
 from ..rmt import semicircle_density
-from ..utils import as_generator, single_threaded_blas
+from ..utils import single_threaded_blas
 
 __all__ = [
     "dyson_brownian_motion",
@@ -62,6 +68,25 @@ def _ou_coefficients(theta, s, dt):
     return a, s * np.sqrt(-np.expm1(-2.0 * theta * dt) / (2.0 * theta))
 
 
+_NOISE_BLOCK = 2**22  # standard normals drawn at once (32 MiB)
+
+
+def _noise_blocks(rng, batch_shape, item_shape, n_steps):
+    """Standard normal increments, blocks of shape ``(k,) + batch_shape + item_shape``.
+
+    Item ``i`` of the batch draws its increments, step after step, from the ``i``-th child of
+    ``rng``; the blocks (at most ``_NOISE_BLOCK`` numbers, at least one step) only bound memory
+    and do not change the numbers.
+    """
+    gens = spawn_generators(_root(rng), int(np.prod(batch_shape, dtype=np.int64)))
+    per_step = len(gens) * int(np.prod(item_shape, dtype=np.int64))
+    chunk = max(1, min(n_steps, _NOISE_BLOCK // max(per_step, 1)))
+    for k0 in range(0, n_steps, chunk):
+        k = min(chunk, n_steps - k0)
+        block = np.stack([g.standard_normal((k,) + item_shape) for g in gens], axis=1)
+        yield block.reshape((k,) + batch_shape + item_shape)
+
+
 def dyson_brownian_motion(h0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
     r"""Simulate :math:`dH=-\theta H\,dt+s\,dB^{\rm GOE}` and return the eigenvalue paths.
 
@@ -78,8 +103,8 @@ def dyson_brownian_motion(h0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
         Final time.
     n_steps : int
         Number of time steps (the paths have ``n_steps + 1`` points).
-    rng : int, numpy.random.Generator or None
-        Randomness.
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the matrices' generators (matrix ``i`` of a batch: the ``i``-th child).
     theta : float
         Restoring strength :math:`\theta\ge0` (quadratic potential :math:`\theta\lambda^2/2`).
     s : float
@@ -108,15 +133,17 @@ def dyson_brownian_motion(h0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
     check_allocation((n_steps + 1,) + h.shape[:-1], "n_steps, h0")
     theta = check_nonnegative(theta, "theta")
     s = check_positive(s, "s")
-    rng = as_generator(rng)
+    rng = _root(rng)
     a, b = _ou_coefficients(theta, s, t_max / n_steps)
     out = np.empty((n_steps + 1,) + h.shape[:-1])
+    k = 0
     with single_threaded_blas():
         out[0] = np.linalg.eigvalsh(h)
-        for k in range(n_steps):
-            g = rng.normal(size=h.shape)
-            h = a * h + (b / np.sqrt(2.0)) * (g + np.swapaxes(g, -1, -2))
-            out[k + 1] = np.linalg.eigvalsh(h)
+        for block in _noise_blocks(rng, h.shape[:-2], h.shape[-2:], n_steps):
+            for g in block:
+                h = a * h + (b / np.sqrt(2.0)) * (g + np.swapaxes(g, -1, -2))
+                k += 1
+                out[k] = np.linalg.eigvalsh(h)
     return np.linspace(0.0, t_max, n_steps + 1), out
 
 
@@ -129,7 +156,7 @@ def independent_brownian_motion(x0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
     Parameters
     ----------
     x0 : array_like, shape (n,) or (m, n)
-        Initial positions.
+        Initial positions (each row of a batch one realisation).
     t_max, n_steps, rng, theta, s
         As in :func:`dyson_brownian_motion`.
 
@@ -152,12 +179,16 @@ def independent_brownian_motion(x0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
     n_steps = check_size(n_steps, "n_steps")
     theta = check_nonnegative(theta, "theta")
     s = check_positive(s, "s")
+    rng = _root(rng)
+    check_allocation((n_steps + 1,) + x.shape, "n_steps, x0")
     a, b = _ou_coefficients(theta, np.sqrt(2.0) * s, t_max / n_steps)
-    noise = as_generator(rng).normal(size=(n_steps,) + x.shape)
     out = np.empty((n_steps + 1,) + x.shape)
     out[0] = x
-    for k in range(n_steps):
-        out[k + 1] = a * out[k] + b * noise[k]
+    k = 0
+    for block in _noise_blocks(rng, x.shape[:-1], x.shape[-1:], n_steps):
+        for z in block:
+            out[k + 1] = a * out[k] + b * z
+            k += 1
     return np.linspace(0.0, t_max, n_steps + 1), out
 
 
@@ -304,8 +335,8 @@ def wishart_process(w0, t_max, n_steps, rng=None, s=1.0):
         Final time.
     n_steps : int
         Number of time steps.
-    rng : int, numpy.random.Generator or None
-        Randomness.
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the matrices' generators (matrix ``i`` of a batch: the ``i``-th child).
     s : float
         Noise scale (entry increments of variance :math:`s^2dt`).
 
@@ -329,14 +360,17 @@ def wishart_process(w0, t_max, n_steps, rng=None, s=1.0):
     n_steps = check_size(n_steps, "n_steps")
     check_allocation((n_steps + 1,) + w.shape[:-2] + w.shape[-1:], "n_steps, w0")
     s = check_positive(s, "s")
-    rng = as_generator(rng)
+    rng = _root(rng)
     amp = s * np.sqrt(t_max / n_steps)
     out = np.empty((n_steps + 1,) + w.shape[:-2] + w.shape[-1:])
+    k = 0
     with single_threaded_blas():
-        for k in range(n_steps + 1):
-            if k:
-                w = w + amp * rng.standard_normal(w.shape)
-            out[k] = np.linalg.eigvalsh(np.swapaxes(w, -1, -2) @ w)
+        out[0] = np.linalg.eigvalsh(np.swapaxes(w, -1, -2) @ w)
+        for block in _noise_blocks(rng, w.shape[:-2], w.shape[-2:], n_steps):
+            for z in block:
+                w = w + amp * z
+                k += 1
+                out[k] = np.linalg.eigvalsh(np.swapaxes(w, -1, -2) @ w)
     return np.linspace(0.0, t_max, n_steps + 1), out
 
 

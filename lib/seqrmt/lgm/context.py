@@ -22,6 +22,7 @@ from .._validation import (
 from ..rmt import ridge_equivalent
 from ._trials import _trial_mean, _trial_se
 from .distributions import softmax_distributions  # noqa: F401 (doctests)
+from ..ensemble import _root, run_ensemble, spawn_generators
 from ..utils import ConvergenceError, as_generator, mean_se, single_threaded_blas
 
 __all__ = [
@@ -434,7 +435,8 @@ def shrinkage_estimate(m, P):
 
 
 def simulate_context_model(
-    P, weights, d, n, gamma, n_trials, rng=None, counts="multinomial", keep_second_moment=True
+    P, weights, d, n, gamma, n_trials, rng=None, counts="multinomial", keep_second_moment=True,
+    jobs=None,
 ):
     r"""Monte Carlo of Model 1 without ever forming the :math:`n\times d` data matrix.
 
@@ -442,7 +444,9 @@ def simulate_context_model(
     context counts :math:`n_a`, next-token counts :math:`N_{a\cdot}\sim\mathrm{Mult}(n_a,p_a)`,
     and computes :math:`\hat P^\top=Z^\top QZN/n` with
     :math:`Q=(Z\operatorname{diag}(n_a/n)Z^\top+\gamma I)^{-1}` from one eigendecomposition,
-    reused for every ridge value.
+    reused for every ridge value. Trial ``t`` draws from its own generator, the ``t``-th child
+    of ``rng`` (:func:`seqrmt.ensemble.run_ensemble`), so the result does not depend on
+    ``jobs``.
 
     Parameters
     ----------
@@ -458,16 +462,27 @@ def simulate_context_model(
         Ridge value(s).
     n_trials : int
         Number of independent trials.
-    rng : int, numpy.random.Generator or None
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the trials' generators (see :func:`seqrmt.ensemble.spawn_generators`).
     counts : {"multinomial", "fixed"}
         ``"multinomial"`` draws :math:`(n_a)\sim\mathrm{Mult}(n,\alpha/c)`; ``"fixed"``
         uses :math:`n_a=\operatorname{round}(\alpha_an/c)` (then ``n_eff = sum(n_a)``).
     keep_second_moment : bool
         Accumulate :math:`\hat p_a\hat p_a^\top` (costs ``c*k*k`` per ridge value).
+    jobs : int or None
+        Workers (see :func:`seqrmt.ensemble.n_jobs`).
 
     Returns
     -------
     ContextSimulation
+
+    Examples
+    --------
+    >>> P = softmax_distributions(3, 9, 0.9, rng=0)
+    >>> a = simulate_context_model(P, np.ones(9), 9, 90, [0.1], 4, rng=1)
+    >>> b = simulate_context_model(P, np.ones(9), 9, 90, [0.1], 4, rng=1, jobs=2)
+    >>> bool(np.array_equal(a.train_error, b.train_error))
+    True
     """
     P = check_prob_columns(P, "P")
     k, c = P.shape
@@ -478,7 +493,7 @@ def simulate_context_model(
     n_trials = check_size(n_trials, "n_trials")
     if counts not in ("multinomial", "fixed"):
         raise ValueError(f"counts must be 'multinomial' or 'fixed', got {counts!r}")
-    rng = as_generator(rng)
+    root = _root(rng)
 
     if counts == "fixed":
         fixed = np.rint(weights * n / c).astype(int)
@@ -486,7 +501,7 @@ def simulate_context_model(
             raise ValueError("n is too small: some context would have no sample")
         n_eff = int(fixed.sum())
     else:
-        n_eff = n
+        fixed, n_eff = None, n
     g = len(gammas)
     m_sum = np.zeros((g, k, c))
     C_sum = np.zeros((g, c, k, k)) if keep_second_moment else None
@@ -494,19 +509,27 @@ def simulate_context_model(
     deltas = np.empty((g, n_trials))
     realised = np.empty((n_trials, c))
     with single_threaded_blas():  # one context for the whole loop: entering it costs milliseconds
-        for t in range(n_trials):
-            Z = rng.standard_normal((d, c))
-            n_a = fixed if counts == "fixed" else rng.multinomial(n, weights / c)
-            N = rng.multinomial(n_a, P.T)  # (c, k) next-token counts
-            realised[t] = c * n_a / n_eff
-            P_hat, deltas[:, t] = context_predictions(Z, N, gammas)  # (g, k, c), columns p_hat_a
-            m_sum += P_hat
-            if keep_second_moment:
-                C_sum += np.einsum("gia,gja->gaij", P_hat, P_hat)
-            errs[:, t] = np.sum((P_hat - P) ** 2, axis=(1, 2)) / c
+        trials = run_ensemble(_context_trial, n_trials, root, args=(P, weights, d, n, gammas, fixed),
+                              jobs=jobs, desc="trials")
+    for t, (P_hat, deltas[:, t], n_a) in enumerate(trials):  # (g, k, c), columns p_hat_a
+        realised[t] = c * n_a / n_eff
+        m_sum += P_hat
+        if keep_second_moment:
+            C_sum += np.einsum("gia,gja->gaij", P_hat, P_hat)
+        errs[:, t] = np.sum((P_hat - P) ** 2, axis=(1, 2)) / c
     m = m_sum / n_trials
     C = C_sum / n_trials if keep_second_moment else None
     return ContextSimulation(gammas, n_eff, m, C, errs, deltas, realised)
+
+
+def _context_trial(rng, P, weights, d, n, gammas, fixed):
+    """One trial of :func:`simulate_context_model`: predictions, Tr Q / c and the counts n_a."""
+    c = P.shape[1]
+    Z = rng.standard_normal((d, c))
+    n_a = fixed if fixed is not None else rng.multinomial(n, weights / c)
+    N = rng.multinomial(n_a, P.T)  # (c, k) next-token counts
+    P_hat, delta = context_predictions(Z, N, gammas)
+    return P_hat, delta, n_a
 
 
 def pool_context_simulations(sims):
@@ -561,12 +584,13 @@ def pool_context_simulations(sims):
 
 
 def simulate_context_batches(P, weights, d, n, gamma, n_trials, rng=None, n_batches=10,
-                             counts="multinomial", keep_second_moment=True):
+                             counts="multinomial", keep_second_moment=True, jobs=None):
     r"""Independent batches of :func:`simulate_context_model`, for batch-mean error bars.
 
-    Runs ``n_batches`` independent simulations of ``n_trials // n_batches`` trials each,
-    one after the other from the same generator. The spread of a statistic over the
-    batches gives its standard error (see :func:`~seqrmt.utils.mean_se`);
+    Runs ``n_batches`` independent simulations of ``n_trials // n_batches`` trials each;
+    batch ``b`` is :func:`simulate_context_model` with the ``b``-th child of ``rng``
+    (:func:`seqrmt.ensemble.spawn_generators`) as its root. The spread of a statistic over
+    the batches gives its standard error (see :func:`~seqrmt.utils.mean_se`);
     :func:`pool_context_simulations` pools the batches into one simulation.
 
     Parameters
@@ -575,10 +599,11 @@ def simulate_context_batches(P, weights, d, n, gamma, n_trials, rng=None, n_batc
         As in :func:`simulate_context_model`.
     n_trials : int
         Total number of trials, at least ``2 * n_batches``.
-    rng : int, numpy.random.Generator or None
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the batches' generators.
     n_batches : int
         Number of batches, at least 2.
-    counts, keep_second_moment
+    counts, keep_second_moment, jobs
         As in :func:`simulate_context_model`.
 
     Returns
@@ -598,11 +623,10 @@ def simulate_context_batches(P, weights, d, n, gamma, n_trials, rng=None, n_batc
     n_batches = check_size(n_batches, "n_batches", minimum=2)
     if n_trials < 2 * n_batches:
         raise ValueError(f"n_trials must be at least 2 * n_batches = {2 * n_batches}, got {n_trials}")
-    rng = as_generator(rng)
     return [
-        simulate_context_model(P, weights, d, n, gamma, n_trials // n_batches, rng,
-                               counts=counts, keep_second_moment=keep_second_moment)
-        for _ in range(n_batches)
+        simulate_context_model(P, weights, d, n, gamma, n_trials // n_batches, child,
+                               counts=counts, keep_second_moment=keep_second_moment, jobs=jobs)
+        for child in spawn_generators(_root(rng), n_batches)
     ]
 
 
@@ -728,12 +752,13 @@ def context_variance_curve(P, weights, d, n, gamma):
 
 
 def context_variance_vs_samples(P, weights, d, samples_per_context, gamma, n_trials,
-                                rng=None, n_batches=10):
+                                rng=None, n_batches=10, jobs=None):
     r"""Monte Carlo mean prediction variance at several numbers of samples per context.
 
     For each :math:`n/c` in ``samples_per_context``, runs :func:`simulate_context_batches`
     with fixed counts and :math:`n=c\cdot n/c`, and averages the unbiased
-    :math:`\operatorname{Tr}\operatorname{Cov}\hat p_a` over the contexts.
+    :math:`\operatorname{Tr}\operatorname{Cov}\hat p_a` over the contexts. Sample size ``j``
+    has the ``j``-th child of ``rng`` as its root.
 
     Parameters
     ----------
@@ -745,8 +770,11 @@ def context_variance_vs_samples(P, weights, d, samples_per_context, gamma, n_tri
         Ridge.
     n_trials : int
         Trials per sample size, split into ``n_batches`` batches.
-    rng : int, numpy.random.Generator or None
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the generators (see :func:`seqrmt.ensemble.spawn_generators`).
     n_batches : int
+    jobs : int or None
+        Workers (see :func:`seqrmt.ensemble.n_jobs`).
 
     Returns
     -------
@@ -765,14 +793,14 @@ def context_variance_vs_samples(P, weights, d, samples_per_context, gamma, n_tri
     P = check_prob_columns(P, "P")
     sizes = check_int_array(samples_per_context, "samples_per_context", low=1, ndim=1)
     gamma = check_positive(gamma, "gamma")
-    rng = as_generator(rng)
+    root = _root(rng)
     c = P.shape[1]
     for m in sizes:
         check_size(c * int(m), "samples_per_context")
     out = []
-    for m in sizes:
-        bs = simulate_context_batches(P, weights, d, c * int(m), [gamma], n_trials, rng,
-                                      n_batches, counts="fixed")
+    for m, child in zip(sizes, spawn_generators(root, len(sizes))):
+        bs = simulate_context_batches(P, weights, d, c * int(m), [gamma], n_trials, child,
+                                      n_batches, counts="fixed", jobs=jobs)
         out.append(context_batch_variance(bs)[:, 0].mean(axis=1))
     return np.array(out).T
 

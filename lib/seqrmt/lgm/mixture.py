@@ -23,6 +23,7 @@ from .._validation import (
 from ..rmt import ridge_equivalent
 from ._trials import _trial_mean, _trial_se
 from .distributions import softmax_distributions  # noqa: F401 (doctests)
+from ..ensemble import _root, run_ensemble, spawn_generators
 from ..utils import ConvergenceError, as_generator, single_threaded_blas
 
 __all__ = [
@@ -229,13 +230,15 @@ class MixtureSimulation:
                               doc="Standard error of :attr:`train_error_mean`.")
 
 
-def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None):
+def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None, jobs=None):
     r"""Monte Carlo of Model 2: ridge regression of one-hot tokens on :math:`x_i=\mu_{a_i}+z_i`.
 
     Each trial draws contexts :math:`a_i\sim\pi`, fresh noise, one-hot labels
     :math:`y_i\sim\mathrm{Cat}(p_{a_i})`, fits :math:`W=\frac1nQXY^\top` for every ridge value
     (one eigendecomposition of :math:`\frac1nXX^\top` per trial) and evaluates the test
     error exactly over a fresh input, :math:`\sum_a\pi_a\|W^\top\mu_a-p_a\|^2+\|W\|_F^2`.
+    Trial ``t`` draws from the ``t``-th child of ``rng`` (:func:`seqrmt.ensemble.run_ensemble`),
+    so the result does not depend on ``jobs``.
 
     Parameters
     ----------
@@ -251,44 +254,59 @@ def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None):
         Ridge value(s).
     n_trials : int
         Number of independent trials.
-    rng : int, numpy.random.Generator or None
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the trials' generators (see :func:`seqrmt.ensemble.spawn_generators`).
+    jobs : int or None
+        Workers (see :func:`seqrmt.ensemble.n_jobs`).
 
     Returns
     -------
     MixtureSimulation
+
+    Examples
+    --------
+    >>> P = softmax_distributions(2, 3, 0.9, rng=0)
+    >>> M, pi = np.eye(6, 3) * 3, np.full(3, 1 / 3)
+    >>> a = simulate_mixture_model(M, pi, P, 30, [0.1, 1.0], 3, rng=1)
+    >>> b = simulate_mixture_model(M, pi, P, 30, [0.1, 1.0], 3, rng=1, jobs=2)
+    >>> a.test_error.shape, bool(np.array_equal(a.test_error, b.test_error))
+    ((2, 3), True)
     """
     M, pi, P = _check_mixture(M, pi, P)
-    d, c = M.shape
-    k = P.shape[0]
     n = check_size(n, "n")
     gammas = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
     n_trials = check_size(n_trials, "n_trials")
-    rng = as_generator(rng)
-    cum = np.cumsum(P, axis=0)
-    g = len(gammas)
-    test = np.empty((g, n_trials))
-    train = np.empty((g, n_trials))
-    wn = np.empty((g, n_trials))
+    root = _root(rng)
     with single_threaded_blas():
-        for t in range(n_trials):
-            a = rng.choice(c, size=n, p=pi)
-            X = M[:, a] + rng.standard_normal((d, n))
-            u = rng.random(n)
-            tokens = np.minimum((u[None, :] > cum[:, a]).sum(axis=0), k - 1)
-            XY = np.zeros((d, k))
-            np.add.at(XY.T, tokens, X.T)  # X Y^T, (d, k)
-            lam, U = np.linalg.eigh(X @ X.T / n)
-            UXY = U.T @ XY / n  # (d, k)
-            UM = U.T @ M  # (d, c)
-            for i, gm in enumerate(gammas):
-                Wr = UXY / (lam + gm)[:, None]  # W in the eigenbasis, (d, k)
-                w2 = float(np.sum(Wr**2))
-                pred = Wr.T @ UM  # (k, c) = W^T mu_a
-                test[i, t] = float(np.sum(pi * np.sum((pred - P) ** 2, axis=0))) + w2
-                # (1/n)||Y - W^T X||^2 = 1 - 2 tr(W^T X Y^T)/n + tr(W^T X X^T W)/n
-                train[i, t] = 1.0 - 2.0 * float(np.sum(Wr * UXY)) + float(np.sum(lam[:, None] * Wr**2))
-                wn[i, t] = w2
+        trials = run_ensemble(_mixture_trial, n_trials, root, args=(M, pi, P, n, gammas),
+                              jobs=jobs, desc="trials")
+    test, train, wn = np.array(trials).transpose(1, 2, 0)  # each (g, n_trials)
     return MixtureSimulation(gammas, test, train, wn)
+
+
+def _mixture_trial(rng, M, pi, P, n, gammas):
+    """One trial of :func:`simulate_mixture_model`: test, training error and ||W||^2 per ridge."""
+    d, c = M.shape
+    k = P.shape[0]
+    out = np.empty((3, len(gammas)))
+    a = rng.choice(c, size=n, p=pi)
+    X = M[:, a] + rng.standard_normal((d, n))
+    u = rng.random(n)
+    tokens = np.minimum((u[None, :] > np.cumsum(P, axis=0)[:, a]).sum(axis=0), k - 1)
+    XY = np.zeros((d, k))
+    np.add.at(XY.T, tokens, X.T)  # X Y^T, (d, k)
+    lam, U = np.linalg.eigh(X @ X.T / n)
+    UXY = U.T @ XY / n  # (d, k)
+    UM = U.T @ M  # (d, c)
+    for i, gm in enumerate(gammas):
+        Wr = UXY / (lam + gm)[:, None]  # W in the eigenbasis, (d, k)
+        w2 = float(np.sum(Wr**2))
+        pred = Wr.T @ UM  # (k, c) = W^T mu_a
+        out[0, i] = float(np.sum(pi * np.sum((pred - P) ** 2, axis=0))) + w2
+        # (1/n)||Y - W^T X||^2 = 1 - 2 tr(W^T X Y^T)/n + tr(W^T X X^T W)/n
+        out[1, i] = 1.0 - 2.0 * float(np.sum(Wr * UXY)) + float(np.sum(lam[:, None] * Wr**2))
+        out[2, i] = w2
+    return out
 
 
 @dataclass(frozen=True)
@@ -540,7 +558,7 @@ def mixture_error_curves(M, pi, P, n, gamma):
     return np.array([t.test_error for t in th]), np.array([t.train_error for t in th])
 
 
-def mixture_test_error_deviations(G, pi, P, n, gamma, n_trials, rng=None, eta=0.5):
+def mixture_test_error_deviations(G, pi, P, n, gamma, n_trials, rng=None, eta=0.5, jobs=None):
     r"""Deviations of the test error of single training sets from the Model-2 formula.
 
     For each sample size :math:`n`, draws means with Gram matrix :math:`\mathcal G` in
@@ -548,6 +566,7 @@ def mixture_test_error_deviations(G, pi, P, n, gamma, n_trials, rng=None, eta=0.
     ``n_trials`` training sets (:func:`simulate_mixture_model`), and returns
     :math:`E_{\rm test}-\bar E_{\rm test}` of each, :math:`\bar E_{\rm test}` from
     :func:`mixture_theory`. Their root mean square measures the rate of convergence.
+    Sample size ``j`` draws its means, then roots its trials, from the ``j``-th child of ``rng``.
 
     Parameters
     ----------
@@ -561,9 +580,12 @@ def mixture_test_error_deviations(G, pi, P, n, gamma, n_trials, rng=None, eta=0.
         Ridge.
     n_trials : int
         Training sets per sample size.
-    rng : int, numpy.random.Generator or None
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the generators (see :func:`seqrmt.ensemble.spawn_generators`).
     eta : float
         Ratio :math:`d/n`.
+    jobs : int or None
+        Workers (see :func:`seqrmt.ensemble.n_jobs`).
 
     Returns
     -------
@@ -585,11 +607,10 @@ def mixture_test_error_deviations(G, pi, P, n, gamma, n_trials, rng=None, eta=0.
     eta = check_positive(eta, "eta")
     for m in n:  # each trial holds a d x n data matrix
         check_allocation((max(1, int(round(eta * m))), int(m)), "n")
-    rng = as_generator(rng)
     out = []
-    for m in n:
-        M = means_from_gram(G, max(1, int(round(eta * m))), rng)
-        sim = simulate_mixture_model(M, pi, P, int(m), gamma, n_trials, rng)
+    for m, child in zip(n, spawn_generators(_root(rng), len(n))):
+        M = means_from_gram(G, max(1, int(round(eta * m))), child)
+        sim = simulate_mixture_model(M, pi, P, int(m), gamma, n_trials, child, jobs=jobs)
         out.append(sim.test_error[0] - mixture_theory(M, pi, P, int(m), gamma).test_error)
     return np.array(out)
 
