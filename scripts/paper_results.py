@@ -217,6 +217,11 @@ def collect(notebooks, paper_dir, machine, commit, command):
             print(f"skip {rel}: scale {meta.get('scale')!r}, error {meta.get('error')!r}")
             continue
         key = f"{rel.parent.name}--{rel.stem}"
+        if not _has_paper_preset(ROOT / rel):
+            for old in [*RUNS.glob(key + "-*.png"), *RUNS.glob(key + ".json")]:
+                old.unlink()
+            print(f"skip {rel}: no paper preset (one size only)")
+            continue
         for old in RUNS.glob(key + "-*.png"):
             old.unlink()
         figures, k = [], 0
@@ -265,6 +270,13 @@ def _duration(seconds):
     return f"{seconds / 3600:.1f} h"
 
 
+def _has_paper_preset(notebook):
+    """Whether any ``preset(book=..., paper=...)`` of the notebook gives different values."""
+    from paper_times import presets  # same folder
+
+    return any(book != paper for _, book, paper, *_ in presets(notebook))
+
+
 def _identical(r):
     """A run whose prose numbers and printed output are the book's (no paper preset changes them)."""
     return (not r.get("changed_cells") and not r.get("printed")
@@ -304,9 +316,14 @@ def page():
     lines += ["", "Machines and commits are given with each run below. Chapters not listed take "
               "longer at paper size than this page's runs allowed (see {doc}`/book/instructors` for "
               "the estimates), or need a GPU.", ""]
+    single = [p for p in sorted((ROOT / "notebooks").glob("part*/*.ipynb")) if not _has_paper_preset(p)]
+    if single:
+        lines += ["These chapters have no `paper` preset: they run at one size only, so they have no "
+                  "paper-size run: " + ", ".join(
+                      f"{{doc}}`/{p.relative_to(ROOT).with_suffix('').as_posix()}`" for p in single) + ".", ""]
     same = [r for r in records if _identical(r)]
     if same:
-        lines += ["These chapters have no `paper` preset that changes what they compute: their paper-size "
+        lines += ["In these chapters the `paper` preset changes nothing the chapter prints: their paper-size "
                   "run reproduced the book's printed output and the numbers its prose quotes, so they are not repeated below: "
                   + ", ".join(f"{{doc}}`/{r['notebook'].removesuffix('.ipynb')}`" for r in same) + ".", ""]
     for r in records:
@@ -378,6 +395,7 @@ def main(argv=None):
     return 0
 
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # paper_times, one_core_times
+
 if __name__ == "__main__":
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
     sys.exit(main())

@@ -201,7 +201,9 @@ def main(argv=None):
             print(f"| {key} | {_fmt(book.get(key))} | {desc} | {factor:.3g} | {_fmt(est)} | "
                   f"{GPU.get(key, 'no')} | {NOTES.get(key, '')} |")
             run = runs.get(key)
+            single = not any(r and r != 1 for _, _, _, r, _, _ in rows) and not other
             paper = (f"**{_fmt(run['seconds'])}** measured, {run['jobs']} worker(s)" if run else
+                     "book size (no paper preset)" if single else
                      f"{ESTIMATE_OVERRIDE.get(key, _fmt(est))} (estimate)")
             page.append(f"| {_fmt(book.get(key))} | {paper} | {GPU.get(key, 'no').split(':')[0]} | "
                         f"{{doc}}`/notebooks/{key}` {NOTES.get(key, '') if not run else ''} |")
