@@ -353,7 +353,7 @@ def page():
                       "(theory at fixed parameters, or a size-independent setting).", ""]
         if r.get("printed"):
             lines += ["::::{admonition} Printed output, book size and paper size",
-                      ":class: dropdown", "",
+                      ":class: dropdown seqrmt-printed", "",
                       "Every code cell of the chapter whose printed output differs between the two "
                       "sizes (at most the first " + str(MAX_PRINTED_LINES) + " lines of each).", ""]
             for p in r["printed"]:
