@@ -230,7 +230,8 @@ def teacher_student_scan(settings, n_seeds, rng=None, n_steps=400, **kwargs):
     r"""Measured and predicted two-mode widths and mean spacings over a list of SGD settings.
 
     For each :math:`(\alpha,|\mathcal B|,\varepsilon)` an ensemble is trained
-    (:func:`teacher_student_ensemble`, in the order given, from one generator) and summarised by the
+    (:func:`teacher_student_ensemble`; setting ``k`` from the ``k``-th generator spawned from ``rng``,
+    whose children are its students) and summarised by the
     moment width :func:`~seqrmt.dyson.universality.two_mode_width` and the mean spacing
     :math:`\langle S\rangle` of its final singular values, with standard errors, next to the leading
     and exact predicted widths (:func:`teacher_student_width`).
