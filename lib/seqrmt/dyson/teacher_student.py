@@ -354,8 +354,9 @@ def plot_width_scan(axes, scan, groups, line_max=None):
     >>> import matplotlib.pyplot as plt
     >>> tab = teacher_student_scan([(0.1, 16, 0.1), (0.2, 16, 0.1)], 50, rng=0, n_steps=100)
     >>> fig, axes = plt.subplots(1, 2)
-    >>> [len(ax.lines) for ax in plot_width_scan(axes, tab, {"scan": slice(0, 2)})]
-    [4, 3]
+    >>> ax1, ax2 = plot_width_scan(axes, tab, {"scan": slice(0, 2)})
+    >>> [len(ax.containers) for ax in (ax1, ax2)], sorted(ax1.get_legend_handles_labels()[1])
+    ([1, 1], ['exact width', 'identity', 'scan'])
     >>> plt.close(fig)
     """
     from .._validation import check_axes_list  # noqa: PLC0415
