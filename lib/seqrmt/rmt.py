@@ -32,6 +32,7 @@ from ._validation import (
     check_returned,
     check_size,
 )
+from .ensemble import _root, spawn_generators
 from .utils import ConvergenceError, as_generator, single_threaded_blas
 
 __all__ = [
@@ -819,19 +820,28 @@ def trace_lemma_gap(A, n_trials, rng=None):
         Deterministic matrix.
     n_trials : int
         Number of independent draws of :math:`x`.
-    rng : int, numpy.random.Generator or None
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the trials' generators: trial ``t`` draws its :math:`x` from the ``t``-th child
+        (:func:`seqrmt.ensemble.spawn_generators`), so the first ``k`` trials do not depend on
+        ``n_trials``.
 
     Returns
     -------
     numpy.ndarray, shape (n_trials,)
+
+    Examples
+    --------
+    >>> a = trace_lemma_gap(np.eye(3), 4, rng=0)
+    >>> bool(np.array_equal(a[:2], trace_lemma_gap(np.eye(3), 2, rng=0)))
+    True
     """
     A = check_array(A, "A", ndim=2)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square, got shape {A.shape}")
     n_trials = check_size(n_trials, "n_trials")
-    rng = as_generator(rng)
+    gens = spawn_generators(_root(rng), n_trials)
     d = A.shape[0]
-    x = rng.standard_normal((n_trials, d))
+    x = np.stack([g.standard_normal(d) for g in gens])
     quad = np.einsum("ti,ij,tj->t", x, A, x)
     return (quad - np.trace(A)) / d
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_nonnegative, check_positive, check_positive_int, check_size
-from ..ensemble import spawn_generators
+from ..ensemble import _root, spawn_generators
 from ..utils import as_generator, mean_se, single_threaded_blas
 
 __all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width", "teacher_student_scan",
@@ -125,8 +125,10 @@ def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_b
         As in :func:`teacher_student_width`; ``eps`` scales the per-sample GOE label noise.
     n_seeds : int
         Number of independent trainings (ensemble members), vectorised.
-    rng : int, numpy.random.Generator or None
-        Randomness (data, noise and initialisations of all members).
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the members' generators: member ``i`` draws its data, its label noise and its
+        initialisation from the ``i``-th child (:func:`seqrmt.ensemble.spawn_generators`), so the
+        first ``k`` members do not depend on ``n_seeds``.
     n_steps : int
         Number of SGD steps (the authors use 10 epochs of 500 batches; 400 steps reach stationarity
         for :math:`\alpha\ge0.05`, where :math:`(1-\alpha)^{400}<10^{-8}`).
@@ -160,12 +162,16 @@ def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_b
     if record_every is None:
         record_every = max(1, n_steps // 100)
     record_every = check_positive_int(record_every, "record_every")
-    rng = as_generator(rng)
+    gens = spawn_generators(_root(rng), n_seeds)
 
     n_used = min(n_batches, n_steps)  # batches never reached need not be drawn
-    C = _wishart_means(rng, (n_seeds, n_used), batch)
-    A = _goe(rng, (n_seeds, n_used), eps**2 / batch)
-    W = init_scale * rng.normal(size=(n_seeds, 2, 2))
+    C = np.empty((n_seeds, n_used, 2, 2))
+    A = np.empty((n_seeds, n_used, 2, 2))
+    W = np.empty((n_seeds, 2, 2))
+    for i, g in enumerate(gens):  # member i: its data, its noise, its start
+        C[i] = _wishart_means(g, (n_used,), batch)
+        A[i] = _goe(g, (n_used,), eps**2 / batch)
+        W[i] = init_scale * g.normal(size=(2, 2))
     Wt = teacher * np.eye(2)
     steps, traj = [0], [_svals(W)]
     with single_threaded_blas():
@@ -224,7 +230,8 @@ def teacher_student_scan(settings, n_seeds, rng=None, n_steps=400, **kwargs):
     r"""Measured and predicted two-mode widths and mean spacings over a list of SGD settings.
 
     For each :math:`(\alpha,|\mathcal B|,\varepsilon)` an ensemble is trained
-    (:func:`teacher_student_ensemble`, in the order given, from one generator) and summarised by the
+    (:func:`teacher_student_ensemble`; setting ``k`` from the ``k``-th generator spawned from ``rng``,
+    whose children are its students) and summarised by the
     moment width :func:`~seqrmt.dyson.universality.two_mode_width` and the mean spacing
     :math:`\langle S\rangle` of its final singular values, with standard errors, next to the leading
     and exact predicted widths (:func:`teacher_student_width`).
@@ -347,8 +354,9 @@ def plot_width_scan(axes, scan, groups, line_max=None):
     >>> import matplotlib.pyplot as plt
     >>> tab = teacher_student_scan([(0.1, 16, 0.1), (0.2, 16, 0.1)], 50, rng=0, n_steps=100)
     >>> fig, axes = plt.subplots(1, 2)
-    >>> [len(ax.lines) for ax in plot_width_scan(axes, tab, {"scan": slice(0, 2)})]
-    [4, 3]
+    >>> ax1, ax2 = plot_width_scan(axes, tab, {"scan": slice(0, 2)})
+    >>> [len(ax.containers) for ax in (ax1, ax2)], sorted(ax1.get_legend_handles_labels()[1])
+    ([1, 1], ['exact width', 'identity', 'scan'])
     >>> plt.close(fig)
     """
     from .._validation import check_axes_list  # noqa: PLC0415

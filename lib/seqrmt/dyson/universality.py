@@ -36,7 +36,8 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..utils import as_generator, mean_se
+from ..ensemble import _root, spawn_generators
+from ..utils import mean_se
 
 __all__ = [
     "wigner_surmise",
@@ -365,8 +366,11 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0, method="auto"):
 
     ``"auto"`` takes the tridiagonal model from ``n >=``
     ``GOE_TRIDIAGONAL_MIN_N`` and the dense one below, where it is
-    faster. The two samplers consume the generator differently: the same seed
-    gives different (equally distributed) eigenvalues.
+    faster. The two samplers consume the generators differently: the same seed
+    gives different (equally distributed) eigenvalues. Matrix ``i`` draws its
+    entries from the ``i``-th child of ``rng``
+    (:func:`seqrmt.ensemble.spawn_generators`), so the first ``k`` matrices
+    do not depend on ``n_matrices``.
 
     Parameters
     ----------
@@ -374,8 +378,8 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0, method="auto"):
         Matrix size.
     n_matrices : int
         Number of matrices.
-    rng : int, numpy.random.Generator or None
-        Randomness.
+    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
+        Root of the matrices' generators (matrix ``i``: the ``i``-th child).
     scale : float
         Off-diagonal variance :math:`v`.
     method : {"auto", "dense", "tridiagonal"}
@@ -400,17 +404,24 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0, method="auto"):
     method = check_choice(method, "method", ("auto", "dense", "tridiagonal"))
     if method == "auto":
         method = "tridiagonal" if n >= GOE_TRIDIAGONAL_MIN_N else "dense"
-    rng = as_generator(rng)
+    gens = spawn_generators(_root(rng), n_matrices)
     if method == "dense":
         check_allocation((n_matrices, n, n), "n, n_matrices")
-        g = rng.normal(size=(n_matrices, n, n))
+        g = np.stack([r.normal(size=(n, n)) for r in gens])
         h = np.sqrt(v / 2.0) * (g + np.swapaxes(g, 1, 2))
         return np.linalg.eigvalsh(h)
     check_allocation((n_matrices, n), "n, n_matrices")
-    a = np.sqrt(2.0 * v) * rng.normal(size=(n_matrices, n))
+    dof = np.arange(n - 1, 0, -1)
+    a = np.empty((n_matrices, n))
+    chi2 = np.empty((n_matrices, n - 1))
+    for i, r in enumerate(gens):  # matrix i: its diagonal, then its chi-squares
+        a[i] = r.normal(size=n)
+        if n > 1:
+            chi2[i] = r.chisquare(dof)
+    a *= np.sqrt(2.0 * v)
     if n == 1:
         return a
-    b = np.sqrt(v * rng.chisquare(np.arange(n - 1, 0, -1), size=(n_matrices, n - 1)))
+    b = np.sqrt(v * chi2)
     out = np.empty((n_matrices, n))
     for i in range(n_matrices):
         out[i], info = _dsterf(a[i], b[i])
@@ -554,7 +565,7 @@ def batch_statistic(samples, statistic, n_batches=20):
     >>> e = goe_eigs(2, 20000, 0)
     >>> u4, se = batch_statistic(e, binder_cumulant)
     >>> abs(u4 + 4 / 27) < 5 * se, round(se, 3)
-    (True, 0.005)
+    (True, 0.006)
     """
     x, n_batches = _check_members(samples, statistic, n_batches, "n_batches")
     values = [float(statistic(b)) for b in np.array_split(x, n_batches)]
