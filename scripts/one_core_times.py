@@ -52,8 +52,6 @@ def cpu_model():
 
 def measure(notebooks, cpu, log):
     """Run every notebook on core ``cpu``, appending to ``log``; returns the number that failed."""
-    import resource
-
     OUT.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS="1", SEQRMT_JOBS="1")
     env.pop("CI", None)
@@ -63,15 +61,15 @@ def measure(notebooks, cpu, log):
         fh.write(f"# machine: {cpu_model()}, {os.cpu_count()} CPUs, core {cpu} only; {stamp}\n")
         fh.flush()
         for nb in notebooks:
-            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
             cmd = ["taskset", "-c", str(cpu), sys.executable, "-m", "seqrmt.paper", "--scale", "book",
                    "--jobs", "1", "--quiet", "--out-dir", str(OUT), str(nb)]
-            rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
-            after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-            # ru_maxrss of the children is a running maximum: report it only when it grew
-            fh.write(f"MAXRSS {after} kB\n" if after > before else "MAXRSS unknown\n")
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+            # wait4's usage of this run includes its reaped descendants (the kernel), like /usr/bin/time
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            fh.write(f"MAXRSS {usage.ru_maxrss} kB\n")
             fh.flush()
-            failed += rc != 0
+            failed += proc.returncode != 0
     return failed
 
 
