@@ -23,10 +23,11 @@ import argparse
 import datetime
 import os
 import pathlib
-import platform
 import re
 import subprocess
 import sys
+
+from seqrmt.paper import cpu_model
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "_build" / "one_core"
@@ -37,17 +38,6 @@ START = re.compile(r"^\[seqrmt\.paper\] (\S+\.ipynb) at SEQRMT_SCALE=(\w+)")
 FINISH = re.compile(r"^\[seqrmt\.paper\] (finished|FAILED: .*) in ([0-9.]+) (s|min|h)")
 RSS = re.compile(r"^MAXRSS (\d+) kB")
 MACHINE = re.compile(r"^# machine: (.*)")
-
-
-def cpu_model():
-    """The CPU's model name from ``/proc/cpuinfo`` (or :func:`platform.processor`)."""
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def measure(notebooks, cpu, log):

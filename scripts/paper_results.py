@@ -383,9 +383,9 @@ def main(argv=None):
     sub.add_parser("page", help="write book/appendix/paper_results.md")
     args = parser.parse_args(argv)
     if args.what == "collect":
-        from one_core_times import cpu_model  # same folder
-
         import os
+
+        from seqrmt.paper import cpu_model
         nbs = args.notebooks or sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("notebooks/part*/*.ipynb"))
         machine = args.machine or f"{cpu_model()} ({os.cpu_count()} CPUs)"
         n = collect(nbs, args.paper_dir, machine, args.commit or _commit(), args.command)

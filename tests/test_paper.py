@@ -127,3 +127,15 @@ def test_paper_times_estimate_reads_the_presets(tmp_path):
     factor, seconds = pt.estimate(nb, 3.0)
     assert factor == 80 and seconds == 240
     assert pt.book_times()["part1_linear_generative/01_sample_covariance"] > 0
+
+
+def test_cpu_model_reads_proc_cpuinfo_or_falls_back():
+    from seqrmt.paper import cpu_model
+
+    name = cpu_model()
+    assert isinstance(name, str) and name.strip()
+    cpuinfo = pathlib.Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        models = [l.split(":", 1)[1].strip() for l in cpuinfo.read_text().splitlines() if l.startswith("model name")]
+        if models:
+            assert name == models[0]

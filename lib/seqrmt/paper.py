@@ -64,21 +64,24 @@ def _format_seconds(s):
     return f"{s / 3600:.2f} h"
 
 
-def _machine():
-    """The CPU model, the CPUs this process may use and the GPU, in words (for the run's record)."""
+def cpu_model():
+    """The CPU's model name from ``/proc/cpuinfo`` (else :func:`platform.processor`)."""
     import platform
 
-    from .utils import available_cpus
-
-    model = platform.processor() or "unknown CPU"
     try:
         for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    text = f"{model}, {available_cpus()} CPU(s) available"
+    return platform.processor() or "unknown CPU"
+
+
+def _machine():
+    """The CPU model, the CPUs this process may use and the GPU, in words (for the run's record)."""
+    from .utils import available_cpus
+
+    text = f"{cpu_model()}, {available_cpus()} CPU(s) available"
     # the NVIDIA driver lists its GPUs here; importing torch just to ask would add ~300 MB to this process
     gpus = pathlib.Path("/proc/driver/nvidia/gpus")
     names = []
