@@ -12,7 +12,8 @@ the built site serve them:
 3. Every exercise box shows its level, from the table "Exercises by level" of
    ``book/instructors.md`` (the one place the levels are written): "Exercise 1.3 (level 2)".
 4. ``SEQRMT_EDITION=student`` (set by ``python scripts/editions.py student``) builds the
-   student edition: ``hide_solutions`` is switched on and the student notebooks are served.
+   student edition: ``hide_solutions`` is switched on, the folded check of each solution (a code
+   cell starting ``# check of ex-...``) is removed with it, and the student notebooks are served.
 """
 
 from __future__ import annotations
@@ -94,6 +95,25 @@ class ExerciseLevels(SphinxPostTransform):
             title += nodes.inline("", f" ({level_text(level)})", classes=["exercise-level"])
 
 
+SOLUTION_CHECK = re.compile(r"^# check of ex-[\w-]+")
+
+
+class DropSolutionChecks(SphinxPostTransform):
+    """In the student edition, remove the code cell that checks a solution, with its outputs."""
+
+    default_priority = 30
+
+    def run(self, **kwargs) -> None:
+        if edition(self.config) != "student":
+            return
+        for cell in list(self.document.findall(
+            lambda n: isinstance(n, nodes.container) and n.get("nb_element") == "cell_code"
+        )):
+            source = next(cell.findall(nodes.literal_block), None)
+            if source is not None and SOLUTION_CHECK.match(source.astext()):
+                cell.parent.remove(cell)
+
+
 def launch_to_edition(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """Point the Binder/Colab buttons of a notebook page at its edition notebook."""
     root = pathlib.Path(app.srcdir)
@@ -129,6 +149,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("seqrmt_edition", "reader", "env")
     app.connect("config-inited", set_edition, priority=900)
     app.add_post_transform(ExerciseLevels)
+    app.add_post_transform(DropSolutionChecks)
     # after sphinx-book-theme builds the buttons (priority 501)
     app.connect("html-page-context", launch_to_edition, priority=600)
     app.connect("build-finished", downloads_to_edition)

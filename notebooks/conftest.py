@@ -1,12 +1,17 @@
 """nbval configuration: numeric-aware output comparison, no stderr, timings and memory.
 
 Output comparison. nbval compares each cell's new outputs with the committed
-ones. Here text outputs are compared by :func:`seqrmt.testing.compare_text`:
+ones. Here text outputs are compared by ``compare_text`` (``tests/numeric_text.py``):
 the text outside numbers must match exactly, and each number must match to one
 unit in its last printed digit, or within the tolerance the cell declares in
-its metadata (key ``"tolerance"``, with a mandatory ``"reason"``; see
-:mod:`seqrmt.testing`). A mismatch report names the line, the number, its
-reference, its new value and the tolerance in force. Run with
+its metadata (key ``"tolerance"``, with a mandatory ``"reason"``: kept for the
+few deterministic prints that differ between CPUs by more than a last digit).
+
+A cell that calls ``check(...)`` (:func:`seqrmt.stats.check`) is judged by its
+checks: its printed text is compared, its numbers are not. Those are the
+statistical lines, whose numbers change with the seed; the check next to them
+states the agreement, in standard errors or an absolute bound, and raises when
+it fails, for the committed seeds and for shifted ones. Run with
 ``SEQRMT_SEED_OFFSET=1`` to re-draw every seed (the realisation check of CI).
 
 The kernel's wall time is the sum of the call-phase durations of its cells; the
@@ -30,10 +35,20 @@ import os
 import pathlib
 from collections import defaultdict
 
+import re
+import sys
+
 from nbval.plugin import IPyNbCell, transform_streams_for_comparison
 
-from seqrmt.testing import compare_text, parse_tolerance
-from seqrmt.utils import seed_offset
+from seqrmt.runtime import seed_offset
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+from numeric_text import Tolerance, compare_text, parse_tolerance  # noqa: E402
+
+# a call of check(...) on a line that is not a comment: the cell is judged by its checks
+CHECK_CALL = re.compile(r"^(?!\s*#).*(?<![\w.])check\(", re.M)
+# every number of such a cell may change with the seed
+ANY_NUMBER = Tolerance(abs=float("inf"), reason="judged by the cell's check(...) lines")
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -76,6 +91,8 @@ def _numeric_compare_outputs(self, test, ref, skip_compare=None):
     except (TypeError, ValueError) as exc:
         self.comparison_traceback.append(f"invalid tolerance metadata: {exc}")
         return False
+    if CHECK_CALL.search(self.cell.source):
+        rules = [ANY_NUMBER]
     new, old = _flatten(self, test, skip_compare), _flatten(self, ref, skip_compare)
     if set(new) != set(old):
         self.comparison_traceback.append(

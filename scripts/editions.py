@@ -28,10 +28,12 @@ in plain Jupyter Markdown, with every output kept::
 * Figures keep their outputs and ``mystnb`` metadata (alt text); a caption cell
   "**Fig. 1.3** ..." follows each captioned figure; ``{figure}``/``{glue:figure}`` become images
   (cell attachments) with their alt text and caption.
-* The hidden install cell stays the first code cell; ``remove-cell`` cells (hidden checks) go.
+* The hidden install cell stays the first code cell; ``remove-cell`` cells (glue only) go. The
+  check under a solution (a code cell starting ``# check of ex-...``) stays, folded (JupyterLab's
+  ``source_hidden``/``outputs_hidden``).
 
-**Student notebooks** (``editions/student/...``): the reader notebooks without any solution;
-exercises keep their numbers and levels.
+**Student notebooks** (``editions/student/...``): the reader notebooks without any solution or
+solution check; exercises keep their numbers and levels.
 
 Numbers are those of the HTML build (Sphinx numfig with ``use_multitoc_numbering``: chapter-wide
 counters per kind, in table-of-contents order); ``tests/test_editions_site.py`` checks every
@@ -407,6 +409,9 @@ class Book:
         return self._bib
 
 
+SOLUTION_CHECK = re.compile(r"^# check of ex-[\w-]+")
+
+
 def _source(cell: dict) -> str:
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else src
@@ -448,7 +453,12 @@ class Converter:
             tags = cell.get("metadata", {}).get("tags", [])
             if "remove-cell" in tags:
                 continue
+            is_check = cell["cell_type"] == "code" and SOLUTION_CHECK.match(_source(cell))
+            if is_check and self.edition == "student":
+                continue
             cell = copy.deepcopy(cell)
+            if is_check:  # folded in JupyterLab, as in the book
+                cell.setdefault("metadata", {})["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
             cell.get("metadata", {}).pop("execution", None)
             if cell["cell_type"] == "markdown":
                 text = self.markdown(_source(cell))

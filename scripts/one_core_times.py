@@ -6,7 +6,7 @@
 ``--measure`` runs each notebook (default: all of them, in order) with
 ``taskset -c CPU python -m seqrmt.paper --scale book --jobs 1 --quiet`` into
 ``_build/one_core/`` (never in place), one BLAS thread (``OMP_NUM_THREADS=1``; the
-notebooks' own :func:`seqrmt.utils.fit_threads` sees one CPU anyway), and appends to
+notebooks' own :func:`seqrmt.runtime.fit_threads` sees one CPU anyway), and appends to
 ``_build/one_core/one_core.log`` the lines of ``seqrmt.paper`` (notebook, total time) and
 the peak resident memory of the run (the largest process, i.e. the kernel), as
 ``MAXRSS <kB> kB``. The time is the wall time of ``seqrmt.paper``'s execution,

@@ -224,8 +224,9 @@ def main(argv=None):
                 "`python scripts/paper_times.py --measure` measures it.\n")
             print(f"written to {PAGE}")
         return 0
+    import joblib
+
     from seqrmt.paper import run_paper
-    from seqrmt.utils import available_cpus
 
     try:
         import torch
@@ -233,7 +234,7 @@ def main(argv=None):
         gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
     except ImportError:
         gpu = "torch not installed"
-    machine = {"cpus": os.cpu_count(), "available_cpus": available_cpus(), "gpu": gpu,
+    machine = {"cpus": os.cpu_count(), "available_cpus": joblib.cpu_count(), "gpu": gpu,
                "platform": platform.platform(), "python": platform.python_version(),
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     results = []

@@ -25,7 +25,8 @@ from seqrmt.bsr.algorithms import (
     min_nuclear_norm,
 )
 from seqrmt.bsr.model import bilinear_readout
-from seqrmt.utils import ConvergenceError, single_threaded_blas
+from seqrmt import ConvergenceError
+from seqrmt.runtime import single_threaded_blas
 
 # Bayes-optimal MMSE_S from checkpoint B5: (alpha, beta, rho, delta) -> MMSE_S
 BO_MMSE = {

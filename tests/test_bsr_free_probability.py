@@ -6,7 +6,7 @@ from scipy import integrate
 
 from seqrmt.bsr import free_probability as fp
 from seqrmt.ensemble import spawn_generators
-from seqrmt.utils import single_threaded_blas
+from seqrmt.runtime import single_threaded_blas
 
 
 def _signal_plus_noise(d, beta, rho, zeta, rng):

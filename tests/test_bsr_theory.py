@@ -6,7 +6,8 @@ import pytest
 from seqrmt.bsr import free_probability as fp
 from seqrmt.bsr import theory as th
 from seqrmt.bsr.model import sample_bsr
-from seqrmt.utils import ConvergenceError, single_threaded_blas
+from seqrmt import ConvergenceError
+from seqrmt.runtime import single_threaded_blas
 
 
 # ------------------------------------------------------------------------ thresholds (B1, B2)

@@ -1,6 +1,6 @@
 """Every docstring example of seqrmt runs and prints what it shows.
 
-The examples are compared with :class:`seqrmt.testing.NumericOutputChecker`:
+The examples are compared with ``numeric_text.NumericOutputChecker``:
 text exactly, numbers to one unit in the last printed digit, so that a CPU with
 other floating-point kernels (``-0.0`` for ``0.0``) passes.
 """
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import seqrmt
-from seqrmt.testing import run_doctests
-from seqrmt.utils import single_threaded_blas
+from numeric_text import run_doctests
+from seqrmt.runtime import single_threaded_blas
 
 MODULES = sorted(
     name for _, name, _ in pkgutil.walk_packages(seqrmt.__path__, prefix="seqrmt.")

@@ -6,7 +6,7 @@ import pytest
 from seqrmt import rmt
 from seqrmt.dyson import dbm as D
 from seqrmt.dyson import universality as U
-from seqrmt.utils import single_threaded_blas
+from seqrmt.runtime import single_threaded_blas
 
 
 @pytest.fixture(autouse=True)

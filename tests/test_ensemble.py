@@ -5,7 +5,9 @@ import os
 import numpy as np
 import pytest
 
-from seqrmt import ensemble, rmt, utils
+import joblib
+
+from seqrmt import ensemble, rmt, runtime
 
 
 def _largest_eig(rng, d, n):
@@ -63,7 +65,7 @@ def test_n_jobs_defaults(monkeypatch):
     monkeypatch.setenv("SEQRMT_SCALE", "book")
     assert ensemble.n_jobs() == 1
     monkeypatch.setenv("SEQRMT_SCALE", "paper")
-    assert ensemble.n_jobs() == utils.available_cpus()
+    assert ensemble.n_jobs() == joblib.cpu_count()
     monkeypatch.setenv(ensemble.JOBS_VARIABLE, "2")
     assert ensemble.n_jobs() == 2
     monkeypatch.setenv(ensemble.JOBS_VARIABLE, "two")
@@ -116,22 +118,11 @@ def test_progress_bar_wraps_with_tqdm(capsys):
     assert "draws" in capsys.readouterr().err
 
 
-def test_available_cpus_respects_affinity():
+def test_joblib_cpu_count_respects_affinity():
+    """The CPUs a worker pool may use (replaces the former available_cpus): affinity and quota."""
     if not hasattr(os, "sched_getaffinity"):
         pytest.skip("no affinity on this platform")
-    assert 1 <= utils.available_cpus() <= len(os.sched_getaffinity(0))
-
-
-def test_cgroup_quota_parsing(tmp_path):
-    (tmp_path / "cpu.max").write_text("150000 100000\n")
-    assert utils._cgroup_cpu_quota(tmp_path) == 1.5
-    (tmp_path / "cpu.max").write_text("max 100000\n")
-    assert utils._cgroup_cpu_quota(tmp_path) is None
-    v1 = tmp_path / "v1"
-    (v1 / "cpu").mkdir(parents=True)
-    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("50000")
-    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000")
-    assert utils._cgroup_cpu_quota(v1) == 0.5
+    assert 1 <= joblib.cpu_count() <= len(os.sched_getaffinity(0))
 
 
 def test_fit_threads_limits_blas(monkeypatch):
@@ -139,8 +130,8 @@ def test_fit_threads_limits_blas(monkeypatch):
 
     with threadpool_limits(limits=None):
         monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
-        assert utils.fit_threads() == 1
+        assert runtime.fit_threads() == 1
         blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
         assert blas and all(p["num_threads"] == 1 for p in blas)
     with pytest.raises(ValueError, match="threads"):
-        utils.fit_threads(0)
+        runtime.fit_threads(0)

@@ -12,7 +12,8 @@ from seqrmt import bsr, lgm
 from seqrmt.bsr import free_probability as fp
 from seqrmt.bsr import model as bsr_model
 from seqrmt.bsr import theory as bsr_theory
-from seqrmt.ensemble import _root, spawn_generators
+from seqrmt._validation import check_seed
+from seqrmt.ensemble import spawn_generators
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +36,11 @@ def _context_fields(sim):
 def test_root_accepts_seeds_sequences_generators_and_none():
     g = np.random.default_rng(1)
     ss = np.random.SeedSequence(2)
-    assert _root(3) == 3 and _root(g) is g and _root(ss) is ss
-    assert isinstance(_root(None), np.random.SeedSequence)
+    assert check_seed(3) == 3 and check_seed(g) is g and check_seed(ss) is ss
+    assert isinstance(check_seed(None), np.random.SeedSequence)
     for bad, match in ((-1, "non-negative"), (1.5, "rng"), (True, "rng"), ("0", "rng")):
         with pytest.raises(ValueError, match=match):
-            _root(bad)
+            check_seed(bad)
 
 
 # --------------------------------------------------------------------------------- lgm, Model 1

@@ -10,7 +10,7 @@ from scipy import stats
 
 from seqrmt import rmt
 from seqrmt.dyson import universality as U
-from seqrmt.utils import single_threaded_blas
+from seqrmt.runtime import single_threaded_blas
 
 
 @pytest.fixture(autouse=True)

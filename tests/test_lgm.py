@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from seqrmt import lgm, rmt
-from seqrmt.utils import ConvergenceError
+from seqrmt import ConvergenceError
 
 C81 = 81
 

@@ -59,7 +59,7 @@ def test_committed_final_state_matches_keys_and_loss(committed):
 
 
 def test_save_reproduces_the_committed_bytes(committed, tmp_path):
-    # save (seqrmt.utils.write_npz_deterministic, entries in the committed order) writes the
+    # save (seqrmt._io.write_npz_deterministic, entries in the committed order) writes the
     # committed runs back byte for byte: a regeneration that trains to the same arrays gives the
     # committed file and hash
     assert committed.save(tmp_path / "again.npz") == ks.KEY_SPECTRA_SHA256

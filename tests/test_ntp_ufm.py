@@ -5,7 +5,7 @@ import pytest
 
 from seqrmt import ntp
 from seqrmt.ntp import ufm
-from seqrmt.utils import ConvergenceError
+from seqrmt import ConvergenceError
 
 
 def small_problem(seed=0, V=4, k=2):

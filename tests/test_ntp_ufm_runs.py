@@ -8,7 +8,7 @@ import pytest
 from seqrmt import ntp
 from seqrmt.ntp import ufm_runs
 from seqrmt.ntp.transformer import geometry_scores
-from seqrmt.utils import ConvergenceError
+from seqrmt import ConvergenceError
 
 
 @pytest.fixture(scope="module")

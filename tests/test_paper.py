@@ -36,7 +36,7 @@ def _run(cwd, *args, env=None):
 
 
 CELLS = [
-    "import os\nfrom seqrmt.utils import preset\nprint('scale', os.environ['SEQRMT_SCALE'], preset(book=1, paper=2))",
+    "import os\nfrom seqrmt.runtime import preset\nprint('scale', os.environ['SEQRMT_SCALE'], preset(book=1, paper=2))",
     "from seqrmt.ensemble import n_jobs, progress_bar\nprint('jobs', n_jobs())\n"
     "for _ in progress_bar(range(3), desc='demo loop'):\n    pass",
 ]

@@ -5,7 +5,7 @@ import pytest
 from scipy import integrate
 
 from seqrmt import rmt
-from seqrmt.utils import ConvergenceError
+from seqrmt import ConvergenceError
 
 
 def test_hermite_coefficients_polynomials_exact():

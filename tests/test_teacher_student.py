@@ -6,7 +6,7 @@ from scipy import stats
 
 from seqrmt.dyson import teacher_student as T
 from seqrmt.dyson import universality as U
-from seqrmt.utils import single_threaded_blas
+from seqrmt.runtime import single_threaded_blas
 
 
 @pytest.fixture(autouse=True)
@@ -154,7 +154,7 @@ def test_validation_errors_name_the_argument():
 def test_scan_equals_inline_loop():
     """Each setting runs on its own child generator: a row does not depend on the other settings."""
     from seqrmt.ensemble import spawn_generators
-    from seqrmt.utils import mean_se
+    from seqrmt.stats import mean_se
 
     grid = [(0.1, 16, 0.1), (0.3, 8, 0.05)]
     tab = T.teacher_student_scan(grid, 300, rng=np.random.default_rng(9), n_steps=200)

@@ -4,7 +4,7 @@ import doctest
 
 import pytest
 
-from seqrmt.testing import (
+from numeric_text import (
     NumericOutputChecker,
     Tolerance,
     compare_text,

@@ -8,7 +8,7 @@ from seqrmt import rmt
 from seqrmt.dyson import universality as uni
 from seqrmt.dyson import weight_spectra as ws
 from seqrmt.ensemble import spawn_generators
-from seqrmt.utils import single_threaded_blas
+from seqrmt.runtime import single_threaded_blas
 
 X_PLUS = (1 / 3) * 1.5**2  # MP upper edge for s^2 = 64/192 = 1/3, r = 1/4
 

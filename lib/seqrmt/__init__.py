@@ -1,81 +1,60 @@
 """seqrmt: the companion library of *Random Matrix Theory for Sequence Models*.
 
-Modules
--------
+The notebooks derive a result and check it against this small library. It holds the **laws**
+the book derives (closed forms, fixed points, deterministic equivalents, densities, thresholds),
+the **algorithms and samplers** that two or more notebooks use or that a notebook's own code is
+checked against, the **models** (one readable file each), and the shared **tools**. The lesson's
+simulations, training loops, fits, tables and figures are written in the notebooks.
+
+Public modules (each lists its names in ``__all__``; nothing else is public)
+-----------------------------------------------------------------------------
 rmt
     Marchenko-Pastur and semicircle laws, Stieltjes transforms, deterministic equivalents.
 lgm
-    Linear generative models of next tokens (Chapter 1).
+    Linear generative models of next tokens (Part 1).
 bsr
-    Bilinear sequence regression: free probability, Bayes-optimal error, GAMP-RIE (Chapter 2).
+    Bilinear sequence regression: free probability, Bayes-optimal error, GAMP-RIE (Part 2).
 ntp
-    The implicit geometry of next-token prediction: NTP data, NTP-SVMs (cvxpy), unconstrained
-    features, embedding geometry (Chapter 3).
+    Next-token prediction: NTP data, NTP-SVMs (cvxpy), unconstrained features, geometry (Part 3).
 dyson
-    SGD and random matrix theory: Dyson Brownian motion, Coulomb gas, Gaussian RBM,
-    weight spectra (Chapter 4).
-nanogpt
-    A small, CUDA-optional GPT with training loop and command line (needs torch).
-data
-    Corpora built at first use (the Shakespeare corpus) and a character tokenizer.
-plotting
-    Theory-against-simulation figures in the book's style.
-utils
-    Random generators (the notebooks' seeds, shifted by ``SEQRMT_SEED_OFFSET``), single-threaded
-    BLAS, torch devices, size presets.
+    SGD and random matrices: Dyson Brownian motion, universality, the Gaussian RBM (Part 4).
 frontiers
-    Recent results (Chapter 5): masked-token regression, attention as a kernel, in-context
-    learning, fine-tuning as transfer, random features and PLS.
+    Part 5, one module per paper: ``masked``, ``attention``, ``icl``, ``transfer``, ``features``,
+    ``pls``.
+models
+    The two transformers, one file each (needs torch).
+data
+    The Shakespeare corpus built at first use, and a character tokenizer.
 ensemble
-    Independent realisations with spawned generators, serial or parallel (joblib, Dask).
-testing
-    Numeric-aware comparison of printed output (nbval and doctests).
+    Independent realisations with spawned generators, serial or parallel (joblib, Dask, Ray).
+runtime
+    Seeds, threads, the size switch (``SEQRMT_SCALE``), torch devices and ``glue``.
+stats
+    Standard errors, log-log exponents and ``check``, the one-line agreement test.
+plotting
+    The book's figure style and its two figures: a histogram against a density, a curve
+    against Monte Carlo.
 
-``rmt``, ``lgm``, ``plotting`` and ``utils`` are imported with the package; the other modules are
-imported on first access (``seqrmt.bsr``) so that ``import seqrmt`` needs neither torch nor cvxpy.
+``import seqrmt`` imports none of them: ``from seqrmt import bsr`` imports what it names, and
+only ``models``, ``ntp`` and ``data`` need torch, cvxpy or the network's package registry.
 """
 
-import importlib
-
-from . import lgm, plotting, rmt, utils
-from .utils import (
-    ConvergenceError,
-    as_generator,
-    available_cpus,
-    fit_threads,
-    notebook_rng,
-    notebook_seed,
-    preset,
-    scale,
-    single_threaded_blas,
-    torch_device,
-)
+from ._validation import ConvergenceError
 
 __version__ = "0.1.0"
 
-_LAZY_MODULES = ("bsr", "ntp", "dyson", "frontiers", "nanogpt", "data", "testing", "ensemble")
-
 __all__ = [
-    "lgm",
-    "plotting",
-    "rmt",
-    "utils",
-    *_LAZY_MODULES,
     "ConvergenceError",
-    "as_generator",
-    "available_cpus",
-    "fit_threads",
-    "notebook_rng",
-    "notebook_seed",
-    "preset",
-    "scale",
-    "single_threaded_blas",
-    "torch_device",
-    "__version__",
+    "rmt",
+    "lgm",
+    "bsr",
+    "ntp",
+    "dyson",
+    "frontiers",
+    "models",
+    "data",
+    "ensemble",
+    "runtime",
+    "stats",
+    "plotting",
 ]
-
-
-def __getattr__(name):
-    if name in _LAZY_MODULES:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'seqrmt' has no attribute {name!r}")

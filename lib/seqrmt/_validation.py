@@ -12,6 +12,9 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "ConvergenceError",
+    "as_generator",
+    "check_seed",
     "MAX_SIZE",
     "MAX_ELEMENTS",
     "check_positive",
@@ -32,6 +35,42 @@ __all__ = [
 MAX_SIZE = 2**31 - 1
 #: Largest number of entries of an array that a function allocates (2**31 float64: 16 GiB).
 MAX_ELEMENTS = 2**31
+
+
+class ConvergenceError(RuntimeError):
+    """Raised when an iterative solver does not reach its tolerance in ``max_iter`` steps."""
+
+
+def as_generator(rng=None, name="rng"):
+    """A :class:`numpy.random.Generator` from an int seed, a generator (returned as it is) or ``None``."""
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative seed, got {rng}")
+        return np.random.default_rng(int(rng))
+    raise ValueError(f"{name} must be an int, a numpy Generator or None, got {type(rng).__name__}")
+
+
+def check_seed(rng=None, name="rng"):
+    """The root of a sampler's realisations, for :func:`seqrmt.ensemble.spawn_generators`.
+
+    An int seed, a :class:`numpy.random.SeedSequence` or a :class:`numpy.random.Generator` is
+    returned as it is (a generator is not drawn from: its seed sequence spawns the children);
+    ``None`` becomes a fresh seed sequence.
+    """
+    if rng is None:
+        return np.random.SeedSequence()
+    if isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
+        if rng < 0:
+            raise ValueError(f"{name} must be a non-negative seed, got {rng}")
+        return int(rng)
+    raise ValueError(f"{name} must be an int, a SeedSequence, a numpy Generator or None, "
+                     f"got {type(rng).__name__}")
 
 
 def _as_real_scalar(x, name):

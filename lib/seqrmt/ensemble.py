@@ -10,7 +10,8 @@ the same bits.
 Workers. The realisations run through ``joblib`` (the ``loky`` process
 backend by default). The number of workers is the ``jobs`` argument, or the
 environment variable ``SEQRMT_JOBS``, or by default 1 at the book's size and
-every available CPU at the paper's size (:func:`seqrmt.utils.scale`).
+every available CPU at the paper's size (:func:`seqrmt.runtime.scale`);
+"available" is :func:`joblib.cpu_count`: the affinity mask and the cgroup quota.
 
 A cluster. joblib hands its work to whatever backend is active, so the same
 call runs on a Dask cluster (or Ray) without a change to the notebook::
@@ -33,9 +34,10 @@ from __future__ import annotations
 import numbers
 import os
 
+import joblib
 import numpy as np
 
-from .utils import available_cpus, scale
+from .runtime import scale
 
 __all__ = [
     "JOBS_VARIABLE",
@@ -71,14 +73,14 @@ def n_jobs(jobs=None):
     --------
     >>> n_jobs(3)
     3
-    >>> n_jobs(-1) == available_cpus()
+    >>> n_jobs(-1) == joblib.cpu_count()
     True
     """
     source = "jobs"
     if jobs is None:
         value = os.environ.get(JOBS_VARIABLE, "").strip()
         if not value:
-            return available_cpus() if scale() == "paper" else 1
+            return joblib.cpu_count() if scale() == "paper" else 1
         source = JOBS_VARIABLE
         try:
             jobs = int(value)
@@ -87,7 +89,7 @@ def n_jobs(jobs=None):
     if isinstance(jobs, (bool, np.bool_)) or not isinstance(jobs, numbers.Integral):
         raise ValueError(f"{source} must be a positive integer or -1, got {jobs!r}")
     if jobs == -1:
-        return available_cpus()
+        return joblib.cpu_count()
     if jobs < 1:
         raise ValueError(f"{source} must be a positive integer or -1, got {jobs}")
     return int(jobs)
@@ -160,7 +162,7 @@ def spawn_generators(seed, n):
     ----------
     seed : int, numpy.random.SeedSequence or numpy.random.Generator
         The root: a non-negative integer (e.g. from
-        :func:`seqrmt.utils.notebook_seed`), a seed sequence, or a generator (its
+        :func:`seqrmt.runtime.notebook_seed`), a seed sequence, or a generator (its
         own seed sequence spawns the children, see
         :meth:`numpy.random.Generator.spawn`).
     n : int
@@ -255,25 +257,3 @@ def run_ensemble(func, n, seed, *, args=(), kwargs=None, jobs=None, progress=Non
     parallel = Parallel(n_jobs=workers, return_as="generator")
     calls = parallel(delayed(func)(rng, *args, **kwargs) for rng in generators)
     return list(progress_bar(calls, len(generators), desc, enabled=progress))
-
-
-
-def _root(rng=None, name="rng"):
-    """The root of a driver's realisations: ``rng`` validated, ``None`` made fresh entropy.
-
-    Drivers that accept ``rng`` as an int, a :class:`numpy.random.SeedSequence`, a
-    :class:`numpy.random.Generator` or ``None`` pass the result to :func:`run_ensemble` or
-    :func:`spawn_generators`. A generator is not drawn from: its seed sequence spawns the
-    children, so realisation ``i`` of two calls with the same generator differs (the spawn
-    counter advances) while a seed gives the same children every time.
-    """
-    if rng is None:
-        return np.random.SeedSequence()
-    if isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
-        return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
-        if rng < 0:
-            raise ValueError(f"{name} must be a non-negative seed, got {rng}")
-        return int(rng)
-    raise ValueError(f"{name} must be an int, a SeedSequence, a numpy Generator or None, "
-                     f"got {type(rng).__name__}")

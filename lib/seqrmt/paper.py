@@ -1,7 +1,7 @@
 """Run a chapter at the papers' size without touching the book: ``python -m seqrmt.paper NOTEBOOK``.
 
 The notebook is executed top to bottom in a fresh Jupyter kernel with ``SEQRMT_SCALE=paper``
-(:func:`seqrmt.utils.preset` then picks the papers' sizes) and written to
+(:func:`seqrmt.runtime.preset` then picks the papers' sizes) and written to
 ``_build/paper/<its path>``; the committed notebook, whose book-size outputs nbval compares, is
 never overwritten. The command prints the number of ensemble workers (``--jobs``, else
 ``SEQRMT_JOBS``, else every available CPU at the paper's size; see :func:`seqrmt.ensemble.n_jobs`),
@@ -20,6 +20,7 @@ executed notebook is still written, with the error in its outputs), 2 for bad ar
 
 from __future__ import annotations
 
+import joblib
 import argparse
 import os
 import pathlib
@@ -79,9 +80,9 @@ def cpu_model():
 
 def _machine():
     """The CPU model, the CPUs this process may use and the GPU, in words (for the run's record)."""
-    from .utils import available_cpus
 
-    text = f"{cpu_model()}, {available_cpus()} CPU(s) available"
+
+    text = f"{cpu_model()}, {joblib.cpu_count()} CPU(s) available"
     # the NVIDIA driver lists its GPUs here; importing torch just to ask would add ~300 MB to this process
     gpus = pathlib.Path("/proc/driver/nvidia/gpus")
     names = []
@@ -141,7 +142,7 @@ def run_paper(notebook, out_dir=DEFAULT_OUT, timeout=None, jobs=None, kernel_nam
     from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
     from .ensemble import JOBS_VARIABLE, n_jobs
-    from .utils import available_cpus
+
 
     _check_args(timeout, jobs, scale)
     log = sys.stderr if log is None else log
@@ -161,7 +162,7 @@ def run_paper(notebook, out_dir=DEFAULT_OUT, timeout=None, jobs=None, kernel_nam
                   else f"default at {scale} size; --jobs or {JOBS_VARIABLE} to change")
         n_code = sum(c.cell_type == "code" for c in nb.cells)
         print(f"[seqrmt.paper] {src} at SEQRMT_SCALE={scale}: {n_code} code cells -> {out}", file=log)
-        print(f"[seqrmt.paper] ensemble workers: {workers} ({source}); CPUs available: {available_cpus()}",
+        print(f"[seqrmt.paper] ensemble workers: {workers} ({source}); CPUs available: {joblib.cpu_count()}",
               file=log, flush=True)
         cells, state = [], {"done": 0, "t0": None}
 

@@ -5,8 +5,9 @@ lower-case axis labels set by the caller, line width 2, PNG output.
 
 Figures are drawn for the book's text column (about 670 CSS pixels, 7 inches):
 :data:`COLUMN_WIDTH` inches wide at most, 150 dpi so that they stay sharp on
-high-density screens, and fonts of 9-10 pt, which the column shows at about
-13-14 px. Multi-panel figures keep that width and stack rows rather than
+high-density screens, and fonts of 10.5-11.5 pt: the desktop column shows them at
+about 15-17 px, and a phone, which scales a figure to about 360 px, at 8-9 px
+(with 9 pt the tick labels were about 5 px tall there). Multi-panel figures keep that width and stack rows rather than
 putting more than two or three panels side by side (:func:`subplots`).
 
 Used in: every chapter.
@@ -50,12 +51,12 @@ BOOK_STYLE = {
     "axes.grid": True,
     "grid.alpha": 0.3,
     "legend.frameon": False,
-    "font.size": 10,
-    "axes.titlesize": 10,
-    "axes.labelsize": 10,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
-    "legend.fontsize": 9,
+    "font.size": 11.5,
+    "axes.titlesize": 11.5,
+    "axes.labelsize": 11.5,
+    "xtick.labelsize": 10.5,
+    "ytick.labelsize": 10.5,
+    "legend.fontsize": 10.5,
     "axes.prop_cycle": mpl.cycler(
         color=["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf"]
     ),

@@ -32,8 +32,10 @@ from ._validation import (
     check_returned,
     check_size,
 )
-from .ensemble import _root, spawn_generators
-from .utils import ConvergenceError, as_generator, single_threaded_blas
+from ._validation import check_seed
+from .ensemble import spawn_generators
+from ._validation import ConvergenceError, as_generator
+from .runtime import single_threaded_blas
 
 __all__ = [
     "mp_edges",
@@ -59,7 +61,6 @@ __all__ = [
     "mp_resolvent_moments",
     "trace_lemma_gap",
     "ks_distance",
-    "loglog_fit",
     "RidgeResolventDE",
     "ridge_resolvent_de",
     "hermite_coefficients",
@@ -839,7 +840,7 @@ def trace_lemma_gap(A, n_trials, rng=None):
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square, got shape {A.shape}")
     n_trials = check_size(n_trials, "n_trials")
-    gens = spawn_generators(_root(rng), n_trials)
+    gens = spawn_generators(check_seed(rng), n_trials)
     d = A.shape[0]
     x = np.stack([g.standard_normal(d) for g in gens])
     quad = np.einsum("ti,ij,tj->t", x, A, x)
@@ -885,50 +886,6 @@ def ks_distance(samples, cdf):
 # ---------------------------------------------------------------------------
 
 
-def loglog_fit(x, y, y_se):
-    r"""Fitted exponent of :math:`y\approx Cx^p` with a standard error propagated from ``y_se``.
-
-    Least squares of :math:`\log y` on :math:`\log x`. With independent points and
-    :math:`\mathrm{se}(\log y_j)\approx\mathrm{se}(y_j)/y_j`, the slope
-    :math:`\hat p=\sum_jw_j\log y_j`, :math:`w_j=\frac{u_j}{\sum_iu_i^2}`,
-    :math:`u_j=\log x_j-\overline{\log x}`, has standard error
-    :math:`\big(\sum_jw_j^2\,\mathrm{se}(\log y_j)^2\big)^{1/2}`.
-
-    Parameters
-    ----------
-    x : array_like, shape (m,)
-        Positive abscissae (e.g. dimensions), at least two distinct values.
-    y : array_like, shape (m,)
-        Positive estimates (e.g. Monte Carlo means of an error).
-    y_se : array_like, shape (m,)
-        Their standard errors (non-negative), from independent realisations.
-
-    Returns
-    -------
-    tuple of float
-        ``(slope, slope_se)``.
-
-    Examples
-    --------
-    >>> p, se = loglog_fit([10, 100, 1000], [1.0, 0.1, 0.01], [0.01, 0.001, 0.0001])
-    >>> round(p, 6), round(se, 6)
-    (-1.0, 0.003071)
-    """
-    x = check_array(x, "x", ndim=1, positive=True)
-    y = check_array(y, "y", ndim=1, shape=(x.size,), positive=True)
-    y_se = check_array(y_se, "y_se", ndim=1, shape=(x.size,))
-    if np.any(y_se < 0):
-        raise ValueError("y_se must be non-negative")
-    u = np.log(x) - np.mean(np.log(x))
-    if x.size < 2 or np.sum(u**2) == 0:
-        raise ValueError("x must hold at least two distinct values (a slope needs a spread)")
-    w = u / np.sum(u**2)
-    return float(np.sum(w * np.log(y))), float(np.sqrt(np.sum(w**2 * (y_se / y) ** 2)))
-
-
-# ---------------------------------------------------------------------------
-# Ridge resolvent for a general covariance: the diagonal and its lambda-derivative
-# ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

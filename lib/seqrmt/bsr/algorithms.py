@@ -35,8 +35,11 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..ensemble import _root, run_ensemble
-from ..utils import ConvergenceError, as_generator, mean_se, torch_device
+from .._validation import check_seed
+from ..ensemble import run_ensemble
+from .._validation import ConvergenceError, as_generator
+from ..stats import mean_se
+from ..runtime import torch_device
 from .model import bilinear_readout, sample_bsr
 
 __all__ = [
@@ -245,7 +248,7 @@ def gamp_rie(X, y, rho, delta, S_true=None, tol=1e-8, max_iter=200, damping=0.2,
         perfect-recovery phase, where ``"empirical"`` with damping stalls at errors of a few 1e-2.
     on_failure : {"raise", "warn", "flag"}
         On divergence or when ``max_iter`` is reached: raise
-        :class:`~seqrmt.utils.ConvergenceError`, or warn, or only flag the result
+        :class:`~seqrmt.ConvergenceError`, or warn, or only flag the result
         (``converged=False``, and ``diverged=True`` after a blow-up; the estimate is then the last
         finite iterate).
     blowup : float
@@ -689,7 +692,7 @@ def gd_on_independent_data(n_sets, n, d, L, r, delta=0.0, student_rank=None, ret
     for key in ("X", "y", "r", "S_true", "rng"):
         if key in gd_options:
             raise ValueError(f"gd_options must not set {key!r}: it is set for each data set")
-    return run_ensemble(_gd_data_set, n_sets, _root(rng), args=(n, d, L, r, delta, rs, return_data),
+    return run_ensemble(_gd_data_set, n_sets, check_seed(rng), args=(n, d, L, r, delta, rs, return_data),
                         kwargs=gd_options, jobs=jobs, desc="data sets")
 
 
@@ -836,7 +839,7 @@ def interpolator_comparison(n_sets, n, d, L, r, student_ranks, rng=None, solver=
     for key in ("X", "y", "r", "S_true", "rng", "n_students"):
         if key in gd_options:
             raise ValueError(f"gd_options must not set {key!r}: it is set for each data set")
-    sets = run_ensemble(_interpolator_data_set, n_sets, _root(rng), args=(n, d, L, r, ranks, solver),
+    sets = run_ensemble(_interpolator_data_set, n_sets, check_seed(rng), args=(n, d, L, r, ranks, solver),
                         kwargs=gd_options, jobs=jobs, desc="data sets")
     return {key: np.array([row[key] for row in sets]) for key in sets[0]}
 

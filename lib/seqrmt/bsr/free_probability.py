@@ -27,8 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_array, check_nonnegative, check_positive, check_size
-from ..ensemble import _root, run_ensemble
-from ..utils import as_generator
+from .._validation import check_seed
+from ..ensemble import run_ensemble
+from .._validation import as_generator
 from .model import _planted
 
 __all__ = [
@@ -173,7 +174,7 @@ def signal_plus_noise_singular_values(d, beta, rho, zeta, n_draws, rng=None, ora
     n_draws = check_size(n_draws, "n_draws")
     if not isinstance(oracle, (bool, np.bool_)):
         raise ValueError(f"oracle must be a bool, got {oracle!r}")
-    draws = run_ensemble(_singular_values_draw, n_draws, _root(rng), args=(d, L, r, zeta, oracle),
+    draws = run_ensemble(_singular_values_draw, n_draws, check_seed(rng), args=(d, L, r, zeta, oracle),
                          jobs=jobs, desc="draws")
     s = np.array([sk for sk, _ in draws])
     return (s, np.array([ok for _, ok in draws])) if oracle else s
@@ -846,7 +847,7 @@ def rie_error_monte_carlo(d, beta, rho, zeta, n_trials, rng=None, jobs=None):
     d, L, r = _sizes(d, beta, rho)
     zeta = check_nonnegative(zeta, "zeta")
     n_trials = check_size(n_trials, "n_trials")
-    return np.array(run_ensemble(_rie_error_draw, n_trials, _root(rng), args=(d, L, r, zeta),
+    return np.array(run_ensemble(_rie_error_draw, n_trials, check_seed(rng), args=(d, L, r, zeta),
                                  jobs=jobs, desc="trials"))
 
 

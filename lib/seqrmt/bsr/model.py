@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_array, check_nonnegative, check_positive_int, check_size
-from ..utils import as_generator
+from .._validation import as_generator
 
 __all__ = ["BSRData", "sample_bsr", "bilinear_readout", "bsr_scalings"]
 

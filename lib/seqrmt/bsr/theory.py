@@ -21,8 +21,10 @@ import numpy as np
 from scipy import integrate, interpolate, optimize
 
 from .._validation import check_array, check_nonnegative, check_positive, check_size
-from ..ensemble import _root, run_ensemble
-from ..utils import ConvergenceError, as_generator, mean_se
+from .._validation import check_seed
+from ..ensemble import run_ensemble
+from .._validation import ConvergenceError, as_generator
+from ..stats import mean_se
 from .model import _planted
 from .free_probability import (
     _mmse,
@@ -375,7 +377,7 @@ def svt_risk_monte_carlo(d, L, r, zeta, lam, n_trials, scale=1e3, rng=None, jobs
         raise ValueError("n_trials must be at least 2")
     scale = check_positive(scale, "scale")
     tau = lam * np.sqrt(zeta * (max(d, L) - r))
-    out = np.array(run_ensemble(_svt_risk_draw, n_trials, _root(rng),
+    out = np.array(run_ensemble(_svt_risk_draw, n_trials, check_seed(rng),
                                 args=(d, L, r, zeta, tau, scale), jobs=jobs, desc="trials"))
     out /= zeta * d * L
     return mean_se(out)

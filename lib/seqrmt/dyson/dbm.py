@@ -44,9 +44,10 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..ensemble import _root, spawn_generators
+from .._validation import check_seed
+from ..ensemble import spawn_generators
 from ..rmt import semicircle_density
-from ..utils import single_threaded_blas
+from ..runtime import single_threaded_blas
 
 __all__ = [
     "dyson_brownian_motion",
@@ -78,7 +79,7 @@ def _noise_blocks(rng, batch_shape, item_shape, n_steps):
     ``rng``; the blocks (at most ``_NOISE_BLOCK`` numbers, at least one step) only bound memory
     and do not change the numbers.
     """
-    gens = spawn_generators(_root(rng), int(np.prod(batch_shape, dtype=np.int64)))
+    gens = spawn_generators(check_seed(rng), int(np.prod(batch_shape, dtype=np.int64)))
     per_step = len(gens) * int(np.prod(item_shape, dtype=np.int64))
     chunk = max(1, min(n_steps, _NOISE_BLOCK // max(per_step, 1)))
     for k0 in range(0, n_steps, chunk):
@@ -133,7 +134,7 @@ def dyson_brownian_motion(h0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
     check_allocation((n_steps + 1,) + h.shape[:-1], "n_steps, h0")
     theta = check_nonnegative(theta, "theta")
     s = check_positive(s, "s")
-    rng = _root(rng)
+    rng = check_seed(rng)
     a, b = _ou_coefficients(theta, s, t_max / n_steps)
     out = np.empty((n_steps + 1,) + h.shape[:-1])
     k = 0
@@ -179,7 +180,7 @@ def independent_brownian_motion(x0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
     n_steps = check_size(n_steps, "n_steps")
     theta = check_nonnegative(theta, "theta")
     s = check_positive(s, "s")
-    rng = _root(rng)
+    rng = check_seed(rng)
     check_allocation((n_steps + 1,) + x.shape, "n_steps, x0")
     a, b = _ou_coefficients(theta, np.sqrt(2.0) * s, t_max / n_steps)
     out = np.empty((n_steps + 1,) + x.shape)
@@ -360,7 +361,7 @@ def wishart_process(w0, t_max, n_steps, rng=None, s=1.0):
     n_steps = check_size(n_steps, "n_steps")
     check_allocation((n_steps + 1,) + w.shape[:-2] + w.shape[-1:], "n_steps, w0")
     s = check_positive(s, "s")
-    rng = _root(rng)
+    rng = check_seed(rng)
     amp = s * np.sqrt(t_max / n_steps)
     out = np.empty((n_steps + 1,) + w.shape[:-2] + w.shape[-1:])
     k = 0

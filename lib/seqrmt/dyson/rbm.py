@@ -41,8 +41,10 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..ensemble import _root, progress_bar, spawn_generators
-from ..utils import as_generator, single_threaded_blas
+from .._validation import check_seed
+from ..ensemble import progress_bar, spawn_generators
+from .._validation import as_generator
+from ..runtime import single_threaded_blas
 
 __all__ = [
     "rbm_target_kernel",
@@ -662,7 +664,7 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
     batch = check_size(batch, "batch")
     n_seeds = check_size(n_seeds, "n_seeds")
     k = check_positive_int(k, "k")
-    gens = spawn_generators(_root(rng), n_seeds)
+    gens = spawn_generators(check_seed(rng), n_seeds)
     n_v = K.shape[0]
     if record_steps is None:
         record_steps = np.array([steps])

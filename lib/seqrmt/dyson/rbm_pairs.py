@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_array, check_positive, check_positive_int
-from ..utils import mean_se
+from ..stats import mean_se
 from . import universality as _univ
 from .rbm import (  # noqa: F401  (the last four for the examples)
     PCDTrajectory, _check_kappa, rbm_learned_spectrum, rbm_mode_dynamics, rbm_target_kernel, train_rbm_pcd)

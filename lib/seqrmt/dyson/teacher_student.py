@@ -31,8 +31,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_nonnegative, check_positive, check_positive_int, check_size
-from ..ensemble import _root, spawn_generators
-from ..utils import as_generator, mean_se, single_threaded_blas
+from .._validation import check_seed
+from ..ensemble import spawn_generators
+from .._validation import as_generator
+from ..stats import mean_se
+from ..runtime import single_threaded_blas
 
 __all__ = ["TeacherStudentResult", "teacher_student_ensemble", "teacher_student_width", "teacher_student_scan",
            "plot_singular_value_paths", "plot_width_scan", "plot_width_ratio"]
@@ -162,7 +165,7 @@ def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_b
     if record_every is None:
         record_every = max(1, n_steps // 100)
     record_every = check_positive_int(record_every, "record_every")
-    gens = spawn_generators(_root(rng), n_seeds)
+    gens = spawn_generators(check_seed(rng), n_seeds)
 
     n_used = min(n_batches, n_steps)  # batches never reached need not be drawn
     C = np.empty((n_seeds, n_used, 2, 2))

@@ -36,8 +36,9 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..ensemble import _root, spawn_generators
-from ..utils import mean_se
+from .._validation import check_seed
+from ..ensemble import spawn_generators
+from ..stats import mean_se
 
 __all__ = [
     "wigner_surmise",
@@ -404,7 +405,7 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0, method="auto"):
     method = check_choice(method, "method", ("auto", "dense", "tridiagonal"))
     if method == "auto":
         method = "tridiagonal" if n >= GOE_TRIDIAGONAL_MIN_N else "dense"
-    gens = spawn_generators(_root(rng), n_matrices)
+    gens = spawn_generators(check_seed(rng), n_matrices)
     if method == "dense":
         check_allocation((n_matrices, n, n), "n, n_matrices")
         g = np.stack([r.normal(size=(n, n)) for r in gens])

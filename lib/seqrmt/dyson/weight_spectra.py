@@ -33,8 +33,9 @@ from scipy import optimize, stats
 from .._validation import (check_allocation, check_array, check_int_array, check_positive, check_positive_int,
                            check_size)
 from ..rmt import mp_cdf, mp_density, mp_edges
-from ..ensemble import _root, spawn_generators
-from ..utils import as_generator
+from .._validation import check_seed
+from ..ensemble import spawn_generators
+from .._validation import as_generator
 
 __all__ = [
     "gram_eigenvalues",
@@ -886,7 +887,7 @@ def independent_levels(eigs, n_spectra, rng=None):
     n_spectra = check_size(n_spectra, "n_spectra")
     check_allocation((n_spectra, x.shape[1]), "n_spectra")
     pool = x.ravel()
-    gens = spawn_generators(_root(rng), n_spectra)
+    gens = spawn_generators(check_seed(rng), n_spectra)
     return np.sort([g.choice(pool, size=x.shape[1], replace=False) for g in gens], axis=1)
 
 

@@ -18,3 +18,5 @@ features
 pls
     Two-view spectra: PLS-SVD with a rank-one shared latent.
 """
+
+__all__ = ["masked", "attention", "icl", "transfer", "features", "pls"]

@@ -23,7 +23,7 @@ import numpy as np
 from .._validation import check_allocation, check_array, check_callable, check_nonnegative, check_positive, \
     check_size
 from ..rmt import _positive_root, mp_stieltjes, semicircle_free_convolution
-from ..utils import as_generator
+from .._validation import as_generator
 
 __all__ = [
     "signal_tokens",

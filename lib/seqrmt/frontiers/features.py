@@ -24,7 +24,8 @@ from .._validation import check_array, check_int_array, check_nonnegative, check
 from ..rmt import solve_delta
 from .attention import memorisation_error
 from ..ensemble import run_ensemble, spawn_generators
-from ..utils import as_generator, mean_se
+from .._validation import as_generator
+from ..stats import mean_se
 
 __all__ = [
     "mixture_data",

@@ -30,7 +30,7 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..utils import ConvergenceError, as_generator
+from .._validation import ConvergenceError, as_generator
 
 __all__ = [
     "power_law_covariance",

@@ -32,7 +32,9 @@ import numpy as np
 from .. import rmt
 from .._validation import check_array, check_nonnegative, check_positive, check_size
 from ..ensemble import progress_bar, spawn_generators
-from ..utils import as_generator, mean_se, single_threaded_blas
+from .._validation import as_generator
+from ..stats import mean_se
+from ..runtime import single_threaded_blas
 
 __all__ = [
     "ar1_covariance",

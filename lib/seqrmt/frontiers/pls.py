@@ -27,7 +27,8 @@ from scipy import optimize
 from .. import plotting
 from .._validation import check_array, check_int_array, check_nonnegative, check_positive, check_size
 from ..ensemble import run_ensemble, spawn_generators
-from ..utils import as_generator, mean_se
+from .._validation import as_generator
+from ..stats import mean_se
 
 __all__ = [
     "two_view_data",

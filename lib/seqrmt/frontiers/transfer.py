@@ -37,7 +37,8 @@ from .._validation import (
     check_size,
 )
 from ..ensemble import progress_bar, spawn_generators
-from ..utils import ConvergenceError, as_generator, mean_se
+from .._validation import ConvergenceError, as_generator
+from ..stats import mean_se
 
 __all__ = [
     "l2sp_coefficients",

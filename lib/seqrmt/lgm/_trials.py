@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..utils import mean_se
+from ..stats import mean_se
 
 
 def _trial_mean(a):

@@ -22,8 +22,11 @@ from .._validation import (
 from ..rmt import ridge_equivalent
 from ._trials import _trial_mean, _trial_se
 from .distributions import softmax_distributions  # noqa: F401 (doctests)
-from ..ensemble import _root, run_ensemble, spawn_generators
-from ..utils import ConvergenceError, as_generator, mean_se, single_threaded_blas
+from .._validation import check_seed
+from ..ensemble import run_ensemble, spawn_generators
+from .._validation import ConvergenceError, as_generator
+from ..stats import mean_se
+from ..runtime import single_threaded_blas
 
 __all__ = [
     "ContextTheory",
@@ -493,7 +496,7 @@ def simulate_context_model(
     n_trials = check_size(n_trials, "n_trials")
     if counts not in ("multinomial", "fixed"):
         raise ValueError(f"counts must be 'multinomial' or 'fixed', got {counts!r}")
-    root = _root(rng)
+    root = check_seed(rng)
 
     if counts == "fixed":
         fixed = np.rint(weights * n / c).astype(int)
@@ -590,7 +593,7 @@ def simulate_context_batches(P, weights, d, n, gamma, n_trials, rng=None, n_batc
     Runs ``n_batches`` independent simulations of ``n_trials // n_batches`` trials each;
     batch ``b`` is :func:`simulate_context_model` with the ``b``-th child of ``rng``
     (:func:`seqrmt.ensemble.spawn_generators`) as its root. The spread of a statistic over
-    the batches gives its standard error (see :func:`~seqrmt.utils.mean_se`);
+    the batches gives its standard error (see :func:`~seqrmt.stats.mean_se`);
     :func:`pool_context_simulations` pools the batches into one simulation.
 
     Parameters
@@ -626,7 +629,7 @@ def simulate_context_batches(P, weights, d, n, gamma, n_trials, rng=None, n_batc
     return [
         simulate_context_model(P, weights, d, n, gamma, n_trials // n_batches, child,
                                counts=counts, keep_second_moment=keep_second_moment, jobs=jobs)
-        for child in spawn_generators(_root(rng), n_batches)
+        for child in spawn_generators(check_seed(rng), n_batches)
     ]
 
 
@@ -780,7 +783,7 @@ def context_variance_vs_samples(P, weights, d, samples_per_context, gamma, n_tri
     -------
     numpy.ndarray, shape (n_batches, m)
         :math:`\frac1c\sum_a\operatorname{Tr}\operatorname{Cov}\hat p_a` per batch; feed it
-        to :func:`~seqrmt.utils.mean_se`.
+        to :func:`~seqrmt.stats.mean_se`.
 
     Examples
     --------
@@ -793,7 +796,7 @@ def context_variance_vs_samples(P, weights, d, samples_per_context, gamma, n_tri
     P = check_prob_columns(P, "P")
     sizes = check_int_array(samples_per_context, "samples_per_context", low=1, ndim=1)
     gamma = check_positive(gamma, "gamma")
-    root = _root(rng)
+    root = check_seed(rng)
     c = P.shape[1]
     for m in sizes:
         check_size(c * int(m), "samples_per_context")
@@ -864,7 +867,7 @@ def context_group_moments(batches, theories, P, groups, spread="variance"):
       (``spread="variance"``) or its square root (``spread="sd"``), as a relative gap
       (%) of the Monte Carlo value (:func:`context_batch_variance`) to theory.
 
-    Standard errors come from the spread over the independent batches (:func:`~seqrmt.utils.mean_se`).
+    Standard errors come from the spread over the independent batches (:func:`~seqrmt.stats.mean_se`).
 
     Parameters
     ----------

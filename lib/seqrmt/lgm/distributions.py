@@ -13,7 +13,7 @@ from .._validation import (
     check_positive_int,
     check_size,
 )
-from ..utils import as_generator
+from .._validation import as_generator
 
 __all__ = [
     "softmax_distributions",

@@ -23,8 +23,10 @@ from .._validation import (
 from ..rmt import ridge_equivalent
 from ._trials import _trial_mean, _trial_se
 from .distributions import softmax_distributions  # noqa: F401 (doctests)
-from ..ensemble import _root, run_ensemble, spawn_generators
-from ..utils import ConvergenceError, as_generator, single_threaded_blas
+from .._validation import check_seed
+from ..ensemble import run_ensemble, spawn_generators
+from .._validation import ConvergenceError, as_generator
+from ..runtime import single_threaded_blas
 
 __all__ = [
     "means_from_gram",
@@ -276,7 +278,7 @@ def simulate_mixture_model(M, pi, P, n, gamma, n_trials, rng=None, jobs=None):
     n = check_size(n, "n")
     gammas = np.atleast_1d(check_array(gamma, "gamma", positive=True)).ravel()
     n_trials = check_size(n_trials, "n_trials")
-    root = _root(rng)
+    root = check_seed(rng)
     with single_threaded_blas():
         trials = run_ensemble(_mixture_trial, n_trials, root, args=(M, pi, P, n, gammas),
                               jobs=jobs, desc="trials")
@@ -608,7 +610,7 @@ def mixture_test_error_deviations(G, pi, P, n, gamma, n_trials, rng=None, eta=0.
     for m in n:  # each trial holds a d x n data matrix
         check_allocation((max(1, int(round(eta * m))), int(m)), "n")
     out = []
-    for m, child in zip(n, spawn_generators(_root(rng), len(n))):
+    for m, child in zip(n, spawn_generators(check_seed(rng), len(n))):
         M = means_from_gram(G, max(1, int(round(eta * m))), child)
         sim = simulate_mixture_model(M, pi, P, int(m), gamma, n_trials, child, jobs=jobs)
         out.append(sim.test_error[0] - mixture_theory(M, pi, P, int(m), gamma).test_error)

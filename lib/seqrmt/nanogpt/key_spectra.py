@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from .._validation import check_size
-from ..utils import read_npz_checked, write_npz_deterministic
+from .._io import read_npz_checked, write_npz_deterministic
 from .config import GPTConfig, _check_nonneg_int
 from .model import GPT, build_gpt
 from .train import TrainConfig, train_gpt, validation_loss
@@ -119,7 +119,7 @@ class KeySpectraRuns:
         return m
 
     def save(self, path):
-        """Write a deterministic ``.npz`` (:func:`seqrmt.utils.write_npz_deterministic`); return its SHA-256."""
+        """Write a deterministic ``.npz`` (:func:`seqrmt._io.write_npz_deterministic`); return its SHA-256."""
         arrays = {"seeds": self.seeds, "steps": self.steps, "keys": self.keys,
                   "val_loss": self.val_loss,
                   "config": np.frombuffer(json.dumps(self.config, sort_keys=True).encode(), np.uint8)}

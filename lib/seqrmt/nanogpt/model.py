@@ -19,7 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .._validation import check_choice, check_positive, check_positive_int, check_size
-from ..utils import torch_device
+from ..runtime import torch_device
 from .config import _QKV_KINDS, GPTConfig, _check_nonneg_int
 
 __all__ = ["GPT", "build_gpt", "head_weights"]
@@ -316,7 +316,7 @@ def build_gpt(config, seed=0, device=None):
     seed : int
         Seed of the initialisation (non-negative).
     device : str, torch.device or None
-        See :func:`seqrmt.utils.torch_device` (``None``: CUDA when available).
+        See :func:`seqrmt.runtime.torch_device` (``None``: CUDA when available).
 
     Returns
     -------

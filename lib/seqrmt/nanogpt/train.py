@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from .._validation import check_choice, check_nonnegative, check_positive, check_positive_int, check_size
 from ..ensemble import progress_bar
-from ..utils import torch_device
+from ..runtime import torch_device
 from .config import _QKV_KINDS, _check_nonneg_int
 from .model import GPT, _check_ids, head_weights
 

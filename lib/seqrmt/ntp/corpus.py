@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_positive_int, check_size
-from ..utils import as_generator
+from .._validation import as_generator
 from .data import NTPData
 
 __all__ = ["TinyStoriesLike", "tinystories_like", "support_only", "linear_ntp_example", "WORD_CLASSES"]

@@ -41,7 +41,8 @@ from .._validation import (
     check_size,
 )
 from ..ensemble import progress_bar
-from ..utils import ConvergenceError, single_threaded_blas
+from .._validation import ConvergenceError
+from ..runtime import single_threaded_blas
 
 __all__ = [
     "smoothness_bound",
@@ -320,7 +321,7 @@ def train_linear(Hbar, P, pi, method="gd", eta=None, max_iter=10_000, record_at=
         Adam's denominator offset.
     tol : float, optional
         If given, stop as soon as :math:`\|\nabla\mathrm{CE}(W_k)\|_F<` ``tol`` (checked at the
-        recorded iterations only) and raise :class:`~seqrmt.utils.ConvergenceError` if this does
+        recorded iterations only) and raise :class:`~seqrmt.ConvergenceError` if this does
         not happen within ``max_iter`` iterations. By default all ``max_iter`` iterations are run.
     store : bool
         Keep copies of :math:`W_k` at the recorded iterations (``LinearRun.snapshots``).

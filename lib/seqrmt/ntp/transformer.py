@@ -39,7 +39,7 @@ from .._validation import (
 )
 from ..nanogpt import GPTConfig, build_gpt
 from ..ensemble import progress_bar
-from ..utils import torch_device
+from ..runtime import torch_device
 from .data import NTPData
 from .geometry import (
     cosine_similarity,
@@ -113,7 +113,7 @@ def train_ntp_transformer(data, contexts, config, epochs, lr=1e-4, weight_decay=
     seed : int
         Seed of the initialisation (:func:`seqrmt.nanogpt.build_gpt`).
     device : str, torch.device or None
-        ``"cpu"`` by default; ``None`` picks CUDA when available (:func:`seqrmt.utils.torch_device`).
+        ``"cpu"`` by default; ``None`` picks CUDA when available (:func:`seqrmt.runtime.torch_device`).
     progress : bool or None
         Show a progress bar (one epoch per tick, on stderr); ``None``: on at the paper's size, off at the book's size and under
         CI (``seqrmt.ensemble.progress_enabled``).

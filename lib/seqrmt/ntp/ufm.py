@@ -28,7 +28,8 @@ import numpy as np
 
 from .._validation import check_array, check_positive, check_size
 from ..ensemble import progress_bar
-from ..utils import ConvergenceError, as_generator, single_threaded_blas
+from .._validation import ConvergenceError, as_generator
+from ..runtime import single_threaded_blas
 from .geometry import in_support_logits, max_margin_coefficient, project_T
 from .linear import frobenius_cosine, _adam_step, _check_finite, _check_problem, _softmax_residual, log_spaced_steps
 
@@ -211,7 +212,7 @@ def train_ufm(P, pi, d, lam, eta=0.5, max_iter=10_000, record_at=None, rng=None,
         Adam's parameters.
     tol : float, optional
         If given, stop when the gradient norm falls below ``tol`` (checked at the recorded
-        steps) and raise :class:`~seqrmt.utils.ConvergenceError` if it never does.
+        steps) and raise :class:`~seqrmt.ConvergenceError` if it never does.
     L_target : array_like, shape (V, m), optional
         A logit matrix to compare with (e.g. the convex solution): records
         :math:`\cos(W_tH_t,L_{\rm target})`.

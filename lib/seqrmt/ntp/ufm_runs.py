@@ -42,7 +42,7 @@ import numpy as np
 
 from .._validation import check_positive, check_size
 from ..ensemble import spawn_generators
-from ..utils import read_npz_checked, write_npz_deterministic
+from .._io import read_npz_checked, write_npz_deterministic
 from .corpus import tinystories_like
 from .geometry import block_indicator, cosine_similarity, embedding_cosines, in_support_logits
 from .svm import ntp_svm_nuclear
@@ -176,7 +176,7 @@ class UFMGeometryRuns:
         return r["W"][seed_index].astype(np.float64), r["H"][seed_index].astype(np.float64)
 
     def save(self, path):
-        """Write a deterministic ``.npz`` (:func:`seqrmt.utils.write_npz_deterministic`); return its SHA-256."""
+        """Write a deterministic ``.npz`` (:func:`seqrmt._io.write_npz_deterministic`); return its SHA-256."""
         meta = {"fingerprint": self.fingerprint, "score_names": self.score_names, "config": self.config}
         arrays = {"meta": np.frombuffer(json.dumps(meta, sort_keys=True).encode(), np.uint8)}
         for opt, r in self.runs.items():
@@ -231,7 +231,7 @@ def ufm_geometry_runs(corpus, L_mm, seeds=5, seed=0, optimizers=("gd", "adamw"),
 
     Raises
     ------
-    seqrmt.utils.ConvergenceError
+    seqrmt.ConvergenceError
         If gradient descent has not met the stopping rule by ``max_iter`` steps.
 
     Examples
@@ -245,7 +245,7 @@ def ufm_geometry_runs(corpus, L_mm, seeds=5, seed=0, optimizers=("gd", "adamw"),
     >>> runs.runs["gd"]["steps"].tolist(), runs.runs["gd"]["scores"].shape[:2]
     ([100, 200], (2, 2))
     """
-    from ..utils import ConvergenceError  # noqa: PLC0415
+    from .._validation import ConvergenceError# noqa: PLC0415
 
     seeds = check_size(seeds, "seeds")
     gd = {**GD_SETTINGS, **(gd or {})}
