@@ -12,8 +12,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import eigh_tridiagonal
 
-from .._validation import as_generator, check_array, check_callable, check_choice, check_positive, check_positive_int, \
-    check_seed, check_size
+from .._validation import as_generator, check_array, check_callable, check_choice, check_positive, \
+    check_positive_int, check_seed, check_size
 from ..ensemble import progress_bar, spawn_generators
 from ..runtime import single_threaded_blas
 
@@ -62,6 +62,7 @@ def rbm_stationary_variance(kappa, mu2, lr, batch, k=None):
     """
     kappa, mu2 = _check_learnable(kappa, mu2)
     lr, batch = check_positive(lr, "lr"), check_positive_int(batch, "batch")
+    # learned weight x* = mu2 - kappa of each mode; k = None: independent negative samples
     x_star = mu2 - kappa
     if k is None:
         return 2.0 * lr / batch * x_star
@@ -104,6 +105,7 @@ def rbm_learning_bias(kappa, mu2, lr, batch):
     if kappa.ndim != 1:
         raise ValueError(f"kappa must be 1-D, got shape {kappa.shape}")
     lr, batch = check_positive(lr, "lr"), check_positive_int(batch, "batch")
+    # second order in the noise: the mean shift of mode i from the fluctuations of every mode j
     x = mu2 - kappa
     weight = (1.0 + np.eye(kappa.size)) / kappa[None, :]  # (1 + delta_ij) / kappa_j
     bracket = mu2 * (x[:, None] + x[None, :]) - kappa[:, None] * x[None, :]
@@ -137,6 +139,7 @@ def rbm_learned_spectrum(kappa, n_h, mu2):
     """
     kappa = np.sort(check_array(kappa, "kappa", positive=True).ravel())
     n_h, mu2 = check_positive_int(n_h, "n_h"), check_positive(mu2, "mu2")
+    # the n_h softest target modes are learned (capped at mu2), the others sit at the mass
     m = min(n_h, kappa.size)
     return np.sort(np.r_[np.minimum(kappa[:m], mu2), np.full(kappa.size - m, mu2)])
 
@@ -171,8 +174,9 @@ def rbm_learned_mass(kappa, n_h):
     """
     kappa = np.sort(check_array(kappa, "kappa", positive=True, ndim=1))
     n_h = check_positive_int(n_h, "n_h")
-    if n_h >= kappa.size:
+    if n_h >= kappa.size:  # every mode learned: the mass stops at the largest kappa
         return float(kappa[-1])
+    # tr K^-1 = tr K_data^-1 at the fixed point: the unlearned modes' 1/kappa average to 1/mu2
     return float((kappa.size - n_h) / np.sum(1.0 / kappa[n_h:]))
 
 
@@ -232,6 +236,7 @@ def train_rbm_exact(K_target, n_h, mu2, lr, steps, rng=None, w_std=0.1, progress
     W = rng.normal(0.0, w_std, size=(K.shape[0], n_h))
     with single_threaded_blas():
         for n in progress_bar(range(steps), desc="RBM exact-gradient steps", enabled=progress):
+            # gradient of the log-likelihood: (data covariance - model covariance) W
             W = W + lr * (C_target - np.linalg.inv(mu2 * eye - W @ W.T)) @ W
             if n % 200 == 0 and not np.linalg.eigvalsh(mu2 * eye - W @ W.T)[0] > 0:
                 raise FloatingPointError("the model kernel lost positivity: reduce lr")
@@ -347,8 +352,10 @@ def train_rbm_pcd(K_target, n_h, mu2, lr, batch, steps, n_seeds, rng=None, k=3, 
                 noise = np.stack([g.standard_normal((m, k, batch, n_h + n_v)) for g in gens], axis=1)
             z = noise[(n - 1) % chunk]  # (n_seeds, k, batch, n_h + n_v)
             for s in range(k):  # k Gibbs sweeps: h | phi, then phi | h
+                # h | phi ~ N(W^T phi, I), phi | h ~ N(W h / mu2, I / mu2): the Gaussian RBM
                 h = phi @ W + z[:, s, :, :n_h]
                 phi = (h @ W.transpose(0, 2, 1)) / mu2 + z[:, s, :, n_h:] / np.sqrt(mu2)
+            # the exact gradient with the model covariance replaced by the persistent chains'
             W = W + lr * (C_target - phi.transpose(0, 2, 1) @ phi / batch) @ W
             if j < record.size and n == record[j]:
                 save(j, W)
@@ -402,12 +409,16 @@ def fokker_planck_spectrum(V, g2, x_grid, n_states):
     n_states = check_positive_int(n_states, "n_states")
     if n_states > x.size:
         raise ValueError(f"n_states must be at most len(x_grid) = {x.size}, got {n_states}")
+    # P = sqrt(P_s) psi turns the Fokker-Planck operator into H = -g^2/2 d^2/dx^2 + U, with
+    # U = V'^2 / (8 g^2) - V'' / 4; V is sampled half a spacing either side of each grid point
     v0, vp, vm = (np.asarray(V(y), dtype=float) for y in (x, x + h / 2, x - h / 2))
     if not all(v.shape == x.shape and np.all(np.isfinite(v)) for v in (v0, vp, vm)):
         raise ValueError("V must return finite values, one per grid point, within half a spacing of the grid")
     dV, d2V = (vp - vm) / h, (vp - 2 * v0 + vm) / (h / 2) ** 2  # central differences of step h / 2
     U = dV**2 / (8.0 * g2) - d2V / 4.0  # U_0 / g^2 + U_1
+    # three-point Laplacian: diagonal g^2 / h^2 + U, off-diagonal -g^2 / (2 h^2) (Dirichlet ends)
     E, psi = eigh_tridiagonal(g2 / h**2 + U, np.full(x.size - 1, -0.5 * g2 / h**2),
                               select="i", select_range=(0, n_states - 1))
     psi = psi / np.sqrt(h)  # sum_j psi_j^2 h = 1
+    # sign convention: each state's largest-magnitude value positive
     return E, psi * np.sign(psi[np.argmax(np.abs(psi), axis=0), np.arange(n_states)])

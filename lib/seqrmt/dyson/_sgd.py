@@ -68,9 +68,11 @@ def dyson_brownian_motion(h0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
     # exact OU step: decay a, and noise b with b^2 = s^2 (1 - e^{-2 theta dt}) / (2 theta)
     a = np.exp(-theta * dt)
     b = s * np.sqrt(dt if theta == 0 else -np.expm1(-2.0 * theta * dt) / (2.0 * theta))
+    # one generator per matrix: matrix i's path does not depend on how many run beside it
     gens = spawn_generators(check_seed(rng), int(np.prod(h.shape[:-2], dtype=np.int64)))
     batch, item = h.shape[:-2], h.shape[-2:]
     out = np.empty((n_steps + 1,) + h.shape[:-1])
+    # steps whose noise is drawn at once; each generator's stream is the same for any chunk
     chunk = max(1, min(n_steps, _NOISE_BLOCK // (len(gens) * item[0] * item[1])))
     with single_threaded_blas():
         out[0] = np.linalg.eigvalsh(h)
@@ -78,6 +80,7 @@ def dyson_brownian_motion(h0, t_max, n_steps, rng=None, theta=0.0, s=1.0):
             k = min(chunk, n_steps - k0)
             g = np.stack([r.standard_normal((k,) + item) for r in gens], axis=1).reshape((k,) + batch + item)
             for j in range(k):
+                # (G + G^T) / sqrt(2): a GOE increment, off-diagonal variance b^2, diagonal 2 b^2
                 h = a * h + (b / np.sqrt(2.0)) * (g[j] + np.swapaxes(g[j], -1, -2))
                 out[k0 + j + 1] = np.linalg.eigvalsh(h)
     return np.linspace(0.0, t_max, n_steps + 1), out
@@ -94,6 +97,7 @@ def _check_sgd(lr, batch, eps):
 def _batch_statistics(g, n_batches, batch, eps):
     """One student's quenched data: batch covariances C_b (n, 2, 2) and mean label noise a_b (n, 2, 2)."""
     # Bartlett: |B| C_b = L L^T with L = [[chi_B, 0], [N(0, 1), chi_{B-1}]]
+    # (the Cholesky factor of a Wishart matrix: three scalars per batch instead of |B| samples)
     l11 = np.sqrt(g.chisquare(batch, n_batches))
     l22 = np.sqrt(g.chisquare(batch - 1, n_batches)) if batch > 1 else np.zeros(n_batches)
     l21 = g.normal(size=n_batches)
@@ -152,6 +156,7 @@ def teacher_student_ensemble(lr, batch, eps, n_seeds, rng=None, n_steps=400, n_b
         C[i], a[i] = _batch_statistics(g, n_used, batch, eps)
         W[i] = 0.1 * g.normal(size=(2, 2))
     with single_threaded_blas():
+        # all students at once; batch n % n_batches: the quenched data are reused every epoch
         for n in range(n_steps):
             W = W + lr * ((2.0 * np.eye(2) - W) @ C[:, n % n_batches] + a[:, n % n_batches])
     return np.linalg.svd(W, compute_uv=False)
@@ -189,6 +194,8 @@ def teacher_student_width(lr, batch, eps, method="exact"):
         return float(np.sqrt(2.0 * lr * eps**2 / (batch * (2.0 - lr))))
     if method != "exact":
         raise ValueError(f"method must be 'exact', 'ar1' or 'leading', got {method!r}")
+    # the second moments scale as eps^2; the two-mode density's variance 3 sigma^2 / 2 is that
+    # of the pooled eigenvalues c +- r: E c^2 + E r^2, with r^2 = d^2 + b^2
     m2 = _moments(lr, batch, order=2) * eps**2
     c, d, b = _EIG_FORMS
     return float(np.sqrt(2.0 / 3.0 * (c @ m2 @ c + d @ m2 @ d + b @ m2 @ b)))
@@ -260,6 +267,8 @@ def _partitions(items):
 @functools.lru_cache(maxsize=None)
 def _wishart_moment(pairs, batch):
     """E prod_r C_{i_r j_r} for C = (1/B) sum_s z_s z_s^T, z ~ N(0, I): sum over which factors share a sample."""
+    # C = (1/B) sum_s z_s z_s^T: expand the product of factors over the samples they use; factors on
+    # the same sample form a block of a partition, different blocks use different samples
     total = 0
     for p in _partitions(list(range(len(pairs)))):
         # the blocks of p draw distinct samples, B (B - 1) ... ways; within a block a Gaussian
@@ -276,6 +285,7 @@ def _wishart_moment(pairs, batch):
 
 def _a_moment(pairs, lr, batch):
     """E prod_r A_{k_r j_r} for A = I - lr C: expand the product over the factors taken from -lr C."""
+    # A = I - lr C: each factor is either the identity (needs k == j) or -lr C_kj
     total = 0.0
     for take in itertools.product((0, 1), repeat=len(pairs)):
         if all(pairs[r][0] == pairs[r][1] for r in range(len(pairs)) if not take[r]):
@@ -286,6 +296,7 @@ def _a_moment(pairs, lr, batch):
 
 def _noise_moment(pairs):
     """E prod_r abar_{i_r j_r} for a GOE matrix of scale 1 (Isserlis)."""
+    # Isserlis: a sum over perfect matchings; E abar_ij abar_kl = delta_ik delta_jl + delta_il delta_jk
     return sum(np.prod([(pairs[u][0] == pairs[v][0]) * (pairs[u][1] == pairs[v][1])
                         + (pairs[u][0] == pairs[v][1]) * (pairs[u][1] == pairs[v][0]) for u, v in m])
                for m in _matchings(list(range(len(pairs)))))
@@ -318,6 +329,7 @@ def _moments(lr, batch, order):
                 r = [k for k in range(4) if k not in t]
                 noise2 = var * _noise_moment((ij[t[0]], ij[t[1]]))
                 rhs[out] += noise2 * (m2[out[r[0]], out[r[1]]] - var * _noise_moment((ij[r[0]], ij[r[1]])))
+    # stationarity: m = L m + rhs, one linear solve (4 x 4 at order 2, 256 x 256 at order 4)
     m = np.linalg.solve(np.eye(n**order) - L, rhs.ravel()).reshape((n,) * order)
     if order == 4 and np.any(np.einsum("aaaa->a", m) < np.diag(m2) ** 2):
         # E D^4 >= (E D^2)^2 fails only when the fourth moments diverge

@@ -13,8 +13,8 @@ import numpy as np
 from scipy import optimize, special
 from scipy.linalg.lapack import dsterf as _dsterf
 
-from .._validation import check_allocation, check_array, check_callable, check_choice, check_positive, \
-    check_positive_int, check_seed, check_size
+from .._validation import check_allocation, check_array, check_callable, check_choice, \
+    check_positive, check_positive_int, check_seed, check_size
 from ..ensemble import spawn_generators
 
 # Smallest n at which goe_eigs(method="auto") draws the tridiagonal model: the crossover measured by
@@ -43,6 +43,7 @@ def wigner_surmise(s):
     0.716186
     """
     s = check_array(s, "s")
+    # the 2 x 2 GOE spacing law scaled to unit mean: linear repulsion at small s, Gaussian tail
     return np.where(s > 0, 0.5 * np.pi * s * np.exp(-0.25 * np.pi * s * s), 0.0)
 
 
@@ -113,6 +114,7 @@ def fit_two_mode(samples):
     x = check_array(samples, "samples").ravel()
     if x.size < 10 or np.ptp(x) == 0:
         raise ValueError("samples must hold at least 10 values, not all equal")
+    # least squares on the Freedman-Diaconis histogram, evaluated at the bin centres
     hist, edges = np.histogram(x, bins="fd", density=True)
     if hist.size < 2:
         raise ValueError("samples are too concentrated: their histogram has a single bin")
@@ -145,6 +147,7 @@ def binder_cumulant(samples):
     -0.4
     """
     x = check_array(samples, "samples").ravel()
+    # central moments: U4 = 0 for a Gaussian, < 0 for lighter tails (a bounded law), > 0 heavier
     u = x - x.mean()
     m2 = np.mean(u * u)
     if x.size < 2 or m2 == 0:
@@ -180,6 +183,7 @@ def goe_binder_cumulant(n):
         n = check_array(n, "n")
         if np.any(n < 1) or np.any(n != np.round(n)):
             raise ValueError("n must hold positive integers")
+    # exact at every n: 0 at n = 1 (a single Gaussian eigenvalue), the semicircle's value as n grows
     u4 = -(n - 1) * (n + 2) / (3.0 * (n + 1) ** 2)
     return float(u4) if np.ndim(u4) == 0 else u4
 
@@ -234,6 +238,8 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0, method="auto"):
         # (G + G^T) sqrt(v / 2): off-diagonal variance v, diagonal 2 v
         return np.linalg.eigvalsh(np.sqrt(v / 2.0) * (g + np.swapaxes(g, 1, 2)))
     check_allocation((n_matrices, n), "n, n_matrices")
+    # Dumitriu-Edelman: Householder reflections take a GOE matrix to a tridiagonal one with the
+    # same eigenvalues, diagonal N(0, 2v) and sub-diagonal sqrt(v) chi_{n-1}, ..., sqrt(v) chi_1
     dof = np.arange(n - 1, 0, -1)  # chi degrees of freedom n - 1, ..., 1 below the diagonal
     out = np.empty((n_matrices, n))
     for i, r in enumerate(gens):  # matrix i: its diagonal, then its chi-squares
@@ -241,6 +247,7 @@ def goe_eigs(n, n_matrices, rng=None, scale=1.0, method="auto"):
         if n == 1:
             out[i] = a
             continue
+        # LAPACK's root-free QR for tridiagonal eigenvalues: O(n^2), no eigenvectors
         out[i], info = _dsterf(a, np.sqrt(v * r.chisquare(dof)))
         if info != 0:  # pragma: no cover - LAPACK failure, not seen on finite input
             raise np.linalg.LinAlgError(f"goe_eigs: LAPACK dsterf failed (info={info}) on matrix {i}")
@@ -284,6 +291,7 @@ def unfolded_spacings(eigs, cdf, drop_edges=1):
     u = n * np.asarray(cdf(e), dtype=float)  # unfolded levels: mean spacing one
     if u.shape != e.shape or not np.all(np.isfinite(u)):
         raise ValueError("cdf must return finite values of the same shape as its input")
+    # near the spectral edges the unfolding is least accurate: drop those spacings
     s = np.diff(u, axis=1)[:, drop_edges:n - 1 - drop_edges].ravel()
     if s.mean() <= 0:
         raise ValueError("cdf must increase over the spectra (all unfolded spacings are zero)")
@@ -312,6 +320,7 @@ def spacing_ratios(eigs):
     [0.5, 0.25]
     """
     s = np.diff(_spectra(eigs, "eigs", 3), axis=1)
+    # r_k = min(s_k, s_k+1) / max(s_k, s_k+1): the local density cancels, so no unfolding
     a, b = s[:, :-1], s[:, 1:]
     hi = np.maximum(a, b)
     if np.any(hi <= 0):

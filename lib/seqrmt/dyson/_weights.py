@@ -64,10 +64,12 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None):
 
     def fit_at(f):
         """Best area (rows of f: bin averages of unit-area laws) and residual sum of squares."""
+        # for fixed s^2 the best area is linear least squares, A = <f, h> / <f, f>, capped at 1
         ff = np.sum(f * f, axis=-1)
         a = np.where(ff > 0, np.minimum(f @ hist / np.where(ff > 0, ff, 1.0), 1.0), 0.0)
         return a, np.sum((hist - a[..., None] * f) ** 2, axis=-1)
 
+    # a grid over two decades around the median finds the global minimum; a bounded search refines
     scale = float(np.median(x)) or float(np.mean(x))
     grid = scale * np.logspace(-1.0, 1.0, 401)
     # the law at scale s^2 is the unit-scale law of x / s^2: the whole grid in one call
@@ -76,7 +78,7 @@ def fit_mp_bulk(eigs, ratio, bins="fd", range=None, n_total=None):
     best = optimize.minimize_scalar(lambda s2: fit_at(np.diff(mp_cdf(edges, r, s2)) / widths)[1],
                                     bounds=(grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]),
                                     method="bounded", options={"xatol": 1e-10 * scale})
-    s2 = float(best.x) if best.fun <= rss[k] else float(grid[k])
+    s2 = float(best.x) if best.fun <= rss[k] else float(grid[k])  # never worse than the grid
     area = float(fit_at(np.diff(mp_cdf(edges, r, s2)) / widths)[0])
     if area <= 0:
         raise ValueError("no Marchenko-Pastur bulk fits eigs (fitted area <= 0)")
