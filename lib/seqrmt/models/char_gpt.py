@@ -8,21 +8,7 @@ LayerNorm and an untied output layer with a bias. Every head has its own
 ``Linear(n_embd, head_size, bias=False)`` query, key and value maps, and every weight keeps
 PyTorch's default initialisation (uniform on :math:`\pm1/\sqrt{\text{fan\_in}}`).
 
-Shapes in the comments: ``B`` batch, ``T`` sequence length (at most ``block_size``), ``C`` the
-embedding width ``n_embd``, ``nh`` heads of width ``hs = C // nh``, ``V`` the vocabulary.
-
-Examples
---------
->>> import torch
->>> _ = torch.manual_seed(0)
->>> model = CharGPT(vocab_size=77)
->>> sum(p.numel() for p in model.parameters())  # 201,344 + 129 V
-211277
->>> logits, loss = model(torch.zeros(2, 8, dtype=torch.long), torch.ones(2, 8, dtype=torch.long))
->>> tuple(logits.shape), round(loss.item(), 1)  # about log 77 = 4.3 at initialisation
-((2, 8, 77), 4.4)
->>> tuple(model.key_matrices().shape)  # 4 layers x 4 heads of 16 x 64 key matrices
-(4, 4, 16, 64)
+Shapes in comments: ``B`` batch, ``T`` positions, ``C = n_embd``, ``nh`` heads of ``hs = C // nh``.
 """
 
 from __future__ import annotations
@@ -58,7 +44,8 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         # the per-head maps stacked into one (3C, C) matrix: rows are all queries, then all keys,
         # then all values (heads in order), so one matrix product computes every head at once
-        w = torch.cat([getattr(h, kind).weight for kind in ("query", "key", "value") for h in self.heads])
+        w = torch.cat([getattr(h, kind).weight for kind in ("query", "key", "value")
+                       for h in self.heads])
         q, k, v = F.linear(x, w).split(C, dim=2)  # 3 x (B, T, C)
         # split C into nh heads of width hs and move the heads next to the batch axis
         q, k, v = (t.view(B, T, self.n_head, self.head_size).transpose(1, 2) for t in (q, k, v))
@@ -99,8 +86,7 @@ class Block(nn.Module):
 class CharGPT(nn.Module):
     r"""The GPT of Aarts et al. and Karpathy's lecture: 4 blocks of 4 heads, width 64, context 32.
 
-    It has :math:`201\,344+129V` parameters with the default sizes. Build it under
-    ``torch.manual_seed(seed)`` for a reproducible initialisation.
+    :math:`201\,344+129V` parameters at the default sizes; seed torch to fix the initialisation.
 
     Parameters
     ----------
@@ -112,10 +98,16 @@ class CharGPT(nn.Module):
 
     Examples
     --------
-    >>> _ = torch.manual_seed(1)
-    >>> keys = CharGPT(77).key_matrices()
-    >>> round(keys.var().item() * 192, 1)  # entries U(-1/8, 1/8): variance 1/(3 * 64)
-    1.0
+    >>> _ = torch.manual_seed(0)
+    >>> model = CharGPT(vocab_size=77)
+    >>> sum(p.numel() for p in model.parameters())  # 201,344 + 129 V
+    211277
+    >>> logits, loss = model(torch.zeros(2, 8, dtype=torch.long), torch.ones(2, 8, dtype=torch.long))
+    >>> tuple(logits.shape), round(loss.item(), 1)  # near log 77 = 4.3 at initialisation
+    ((2, 8, 77), 4.1)
+    >>> keys = model.key_matrices()  # 4 layers x 4 heads of 16 x 64 key matrices
+    >>> tuple(keys.shape), round(keys.var().item() * 192, 1)  # U(-1/8, 1/8): variance 1/192
+    ((4, 4, 16, 64), 1.0)
     """
 
     def __init__(self, vocab_size, block_size=32, n_layer=4, n_head=4, n_embd=64):
@@ -126,16 +118,19 @@ class CharGPT(nn.Module):
                 raise ValueError(f"{name} must be a positive integer, got {n!r}")
         if n_embd % n_head:
             raise ValueError(f"n_embd ({n_embd}) must be a multiple of n_head ({n_head})")
+        # 12 C^2 + 10 C per block, block_size C + 2 C outside, 2 C V + V for the vocabulary
+        size = n_layer * (12 * n_embd + 10) * n_embd + (block_size + 2 + 2 * vocab_size) * n_embd
+        if size + vocab_size > 2**31:
+            raise ValueError(f"vocab_size, block_size, n_layer and n_embd give {size:.3g} parameters")
         self.vocab_size, self.block_size = vocab_size, block_size
         self.wte = nn.Embedding(vocab_size, n_embd)  # token embedding
         self.wpe = nn.Embedding(block_size, n_embd)  # learned position embedding
         self.blocks = nn.ModuleList(Block(n_embd, n_head) for _ in range(n_layer))
         self.ln_f = nn.LayerNorm(n_embd)
-        # untied from wte, with a bias (the lecture's lm_head)
-        self.lm_head = nn.Linear(n_embd, vocab_size)
+        self.lm_head = nn.Linear(n_embd, vocab_size)  # untied from wte, with a bias
 
     def forward(self, idx, targets=None):
-        """Logits ``(B, T, V)`` of the next character and, given ``targets`` ``(B, T)``, the mean cross-entropy."""
+        """Next-character logits ``(B, T, V)``; with ``targets`` ``(B, T)``, the mean loss."""
         B, T = idx.shape
         if T > self.block_size:
             raise ValueError(f"idx has {T} positions, more than block_size={self.block_size}")
@@ -148,7 +143,7 @@ class CharGPT(nn.Module):
         return logits, F.cross_entropy(logits.view(B * T, -1), targets.reshape(B * T))
 
     def key_matrices(self):
-        """The key matrices ``(n_layer, n_head, hs, C)``, detached: entry ``[l, h]`` is head ``h``'s key map in block ``l``."""
+        """The key matrices ``(n_layer, n_head, hs, C)``, detached; ``[l, h]``: block l, head h."""
         return torch.stack([torch.stack([h.key.weight for h in b.attn.heads])
                             for b in self.blocks]).detach()
 
@@ -158,8 +153,7 @@ def validation_loss(model, tokens, batch_size=512):
     """Mean next-character cross-entropy over a whole token sequence, in nats per character.
 
     The sequence is cut into ``(len - 1) // block_size`` non-overlapping windows (a last partial
-    window is dropped) and every position of every window is scored once; the model is put in
-    evaluation mode and back.
+    one is dropped), every position of every window is scored once, in evaluation mode.
 
     Parameters
     ----------
@@ -177,13 +171,15 @@ def validation_loss(model, tokens, batch_size=512):
     --------
     >>> _ = torch.manual_seed(0)
     >>> model = CharGPT(5, block_size=8, n_layer=1, n_head=1, n_embd=8)
-    >>> round(validation_loss(model, torch.arange(100) % 5), 1)  # near log 5 = 1.6 untrained
-    1.6
+    >>> loss = validation_loss(model, torch.arange(100) % 5)  # untrained, above log 5 = 1.6 here
+    >>> round(loss, 1), abs(validation_loss(model, torch.arange(100) % 5, batch_size=2) - loss) < 1e-6
+    (1.9, True)
     """
     if not isinstance(model, CharGPT):
         raise ValueError(f"model must be a CharGPT, got {type(model).__name__}")
-    if not (torch.is_tensor(tokens) and tokens.ndim == 1 and tokens.dtype == torch.long):
-        raise ValueError("tokens must be a 1-D torch.long tensor of token ids")
+    if not (torch.is_tensor(tokens) and tokens.ndim == 1 and tokens.dtype == torch.long) or (
+            tokens.numel() and not 0 <= tokens.min() <= tokens.max() < model.vocab_size):
+        raise ValueError("tokens must be a 1-D torch.long tensor of ids in [0, vocab_size)")
     T = model.block_size
     n_win = (tokens.numel() - 1) // T
     if n_win < 1:
@@ -192,12 +188,11 @@ def validation_loss(model, tokens, batch_size=512):
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     x_all = tokens[: n_win * T].view(n_win, T)  # windows of inputs
     y_all = tokens[1: n_win * T + 1].view(n_win, T)  # the characters that follow them
-    was_training = model.training
+    was_training, total = model.training, 0.0
     model.eval()
-    total = 0.0
-    for start in range(0, n_win, batch_size):
-        logits, _ = model(x_all[start:start + batch_size])
-        total += F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                 y_all[start:start + batch_size].reshape(-1), reduction="sum").item()
+    for s in range(0, n_win, batch_size):
+        logits, _ = model(x_all[s:s + batch_size])  # (b, T, V)
+        total += F.cross_entropy(logits.flatten(0, 1), y_all[s:s + batch_size].flatten(),
+                                 reduction="sum").item()
     model.train(was_training)
     return total / (n_win * T)
