@@ -127,8 +127,8 @@ def mp_cdf(x, ratio, var=1.0):
 
     Examples
     --------
-    >>> float(mp_cdf(5.0, 1.0))
-    1.0
+    >>> float(mp_cdf(5.0, 1.0)), float(mp_cdf(0.0, 4.0))  # the atom 1 - 1/4 sits at zero
+    (1.0, 0.75)
     """
     lo, hi = mp_edges(ratio, var)
     x = check_array(x, "x")
@@ -224,8 +224,8 @@ def semicircle_cdf(x, var=1.0):
 
     Parameters
     ----------
-    x, var
-        As in :func:`semicircle_density`.
+    x, var : array_like, float
+        Points, and :math:`\sigma^2>0` as in :func:`semicircle_density`.
 
     Returns
     -------
