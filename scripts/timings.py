@@ -235,25 +235,30 @@ def quoted(nb):
     """``{name: (format spec, label)}`` for every glued value the prose quotes outside
     solutions (the student edition has none), the label being the chapter's last words before
     it in its clause, numbers left out."""
-    found = {}
+    found, last = {}, ""
     for cell in nb["cells"]:
         if cell["cell_type"] != "markdown":
             continue
         text = SOLUTION.sub("", source(cell))
         for m in GLUE_ROLE.finditer(text):
             start = max([0] + [s.end() for s in SENTENCE_END.finditer(text, 0, m.start())])
-            before = ROLE.sub(role, GLUE_ROLE.sub("…", text[start:m.start()]))
+            before = GLUE_ROLE.sub("…", text[start:m.start()])
+            before = ROLE.sub(role, re.sub(r"(?<![}`])`([^`]+)`", r"\1", before))  # code, then roles
             # the clause that holds the value, without numbers or formulas with numbers: they
             # name the book's sizes (d = 40), which the paper-size value does not have
-            before = re.sub(r"\$[^$]*\d[^$]*\$", "…", before).rstrip(" ,;:(–—")
+            before = re.sub(r"\$[^$]*\d[^$]*\$", "…", before)
+            before = re.sub(r"\([^()]*\)", " ", before).rstrip(" ,;:(–—")  # asides go
             before = re.split(r"[:;,]\s|\s[–—]\s|\(", before)[-1]
             words = ["…" if re.search(r"\d", w) else w
-                     for w in re.sub(r"[*`]|^\s*(?:[-+>]|#+)\s", " ", before).split()]
+                     for w in re.sub(r"\*|^\s*(?:[-+>]|#+)\s", " ", before).split()]
             words = [w for i, w in enumerate(words) if w != "…" or words[i - 1:i] != ["…"]]
             label = words[-LABEL_WORDS:]
             while " ".join(label).count("$") % 2:  # never cut a formula in half
                 label = label[1:]
             label = ("…" if len(label) < len(words) else "") + " ".join(label)
+            if sum(w != "…" for w in words) < 2 and m.start() > start:  # "0.01 to 0.04": the range's
+                label = f"{last} {label}"  # second value is named after its first
+            last = label
             # a | inside a table cell ends the cell, and escaped it would be TeX's \| in maths
             label = re.sub(r"\$[^$]*\|[^$]*\$", "…", label).replace("|", "\\|")
             found.setdefault(m.group(1), (m.group(2) or "", label))

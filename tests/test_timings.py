@@ -150,7 +150,7 @@ def _chapter(d, se, gap, check_line, png, stderr=""):
              "n_rep = preset(book=8, paper=8)  # the same at both sizes\nlabel = 'a\\ b'"),
         md("At the notebook's $d = 40$ the gap is {glue:text}`gap:.0f` %, only about two standard "
            "errors: their error bars, {glue:text}`se:.2f`, are comparable to the effects. "
-           "The slope is {glue:text}`slope:.1f` {cite:p}`someone2020`."),
+           "The `slope` of {prf:ref}`thm-x` is {glue:text}`slope:.1f` {cite:p}`someone2020`."),
         code("print(f'gap {gap:.1f} ± {se:.3f}')\nglue('gap', gap)\nglue('se', se)\nglue('slope', -1.0)",
              outputs=[_out(f"gap {gap:.1f} ± {se:.3f}\n"), _glue("gap", gap), _glue("se", se),
                       _glue("slope", -1.0)]),
@@ -210,6 +210,8 @@ def test_collect_and_write_show_the_two_sizes_side_by_side(small_book):
     assert "| `gap` | “At the notebook's … the gap is” | 5 | 3 |" in page
     assert "| `se` | “their error bars” | 0.01 | 0.0031 |" in page
     assert "1 more quoted value(s) are the same at both sizes." in page  # the slope
+    assert tm.quoted(json.loads((small_book / "notebooks" / "p1" / "01_gaps.ipynb").read_text()))["slope"] == (
+        ".1f", "The slope of {prf:ref}`thm-x` is")  # inline code plain, references kept
     # never the chapter's sentences with paper-size numbers put into them
     assert "only about two standard errors" not in page and "comparable to the effects" not in page
     assert "secret" not in page and "answer" not in page  # nothing of a solution
