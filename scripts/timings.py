@@ -347,8 +347,11 @@ def run(notebook, out_dir="_build/paper", timeout=None, jobs=None, kernel_name=N
             error = text.splitlines()[-1] if text else type(exc).__name__
         total = time.perf_counter() - start
     finally:
-        for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+        for k, v in saved.items():  # this process's environment as it was
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     record = {"scale": scale, "command": f"python scripts/timings.py paper --jobs {workers} "
                                          f"{rel.as_posix()}",
               "date": date, "machine": machine(), "jobs": workers, "commit": commit(src.resolve().parent),
@@ -371,6 +374,7 @@ def one_core(notebooks, cpu, out_dir=ROOT / "_build" / "one_core"):
     env.pop("CI", None)
     failed = 0
     for nb in notebooks:
+        nb = pathlib.Path(nb).resolve().relative_to(ROOT.resolve()).as_posix()  # notebooks/<part>/...
         cmd = ["taskset", "-c", str(cpu), sys.executable, __file__, "paper", "--scale", "book",
                "--jobs", "1", "--quiet", "--out-dir", str(out_dir), nb]
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
@@ -692,7 +696,7 @@ def main(argv=None):
                       file=sys.stderr)
         return 1 if any(r["error"] for r in results) else 0
     if args.what == "one-core":
-        status = 1 if one_core(args.notebooks or book_notebooks(), args.cpu) else 0
+        status = 1 if one_core(args.notebooks or [ROOT / nb for nb in book_notebooks()], args.cpu) else 0
     elif args.what == "collect":
         print(f"{collect(args.paper_dir)} run(s) stored in {RUNS.relative_to(ROOT)}")
     print("wrote " + ", ".join(f"book/appendix/{name}" for name in write()))

@@ -119,7 +119,7 @@ def test_one_core_records_time_and_the_kernels_peak_memory(tmp_path, monkeypatch
     monkeypatch.setattr(tm, "ROOT", book)
     monkeypatch.setattr(tm, "ONE_CORE", book / "one_core.json")
     monkeypatch.setenv("PYTHONPATH", str(ROOT / "lib"))
-    assert tm.one_core(["notebooks/p1/a.ipynb"], cpu=0, out_dir=tmp_path / "out") == 0
+    assert tm.one_core([str(book / "notebooks" / "p1" / "a.ipynb")], cpu=0, out_dir=tmp_path / "out") == 0
     row = json.loads((book / "one_core.json").read_text())["notebooks/p1/a.ipynb"]
     assert row["error"] is None and 0 < row["seconds"] < 120 and "core 0 only" in row["machine"]
     assert row["peak_mb"] >= 200  # the kernel's memory, not only the runner's
