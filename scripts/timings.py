@@ -626,11 +626,15 @@ def pages():
     """``{file name: text}`` of every generated page of ``book/appendix/``."""
     chapters = book_notebooks()
     out = {}
-    if NBVAL_TIMES.exists():  # the nbval conftest writes it during `pytest`; not committed
-        # keys: the notebook's path from the repository root, or from notebooks/
-        norm = lambda d: {k if k.startswith("notebooks/") else "notebooks/" + k: v for k, v in d.items()}  # noqa: E731
+    # the nbval conftest writes these during `pytest` (not committed); keys are the notebooks'
+    # paths from the repository root. A run of some notebooks only leaves the table as it is.
+    seconds = json.loads(NBVAL_TIMES.read_text()) if NBVAL_TIMES.exists() else {}
+    if seconds and set(chapters) <= set(seconds):
         memory = json.loads(NBVAL_MEMORY.read_text()) if NBVAL_MEMORY.exists() else {}
-        out["timings_table.md"] = nbval_table(norm(json.loads(NBVAL_TIMES.read_text())), norm(memory))
+        out["timings_table.md"] = nbval_table(seconds, memory)
+    elif seconds:
+        print(f"timings_table.md left as it is: the last nbval run timed {len(seconds)} of "
+              f"{len(chapters)} notebooks (`pytest notebooks` times them all)")
     table = APPENDIX / "timings_table.md"
     nbval = out.get("timings_table.md") or (table.read_text() if table.exists() else "")
     recs = records()

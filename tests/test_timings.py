@@ -263,11 +263,13 @@ def test_tables_of_the_nbval_and_one_core_runs(small_book, monkeypatch):
                                       "date": "2030-01-01 00:00 UTC", "chapter": tm.fingerprint(chapter)},
         "notebooks/p1/02_one_size.ipynb": {"seconds": 70.0, "peak_mb": 300, "error": None, "machine": "CPU X",
                                           "date": "2030-01-01 00:00 UTC", "chapter": "earlier"}}))
-    (small_book / "timings.json").write_text(json.dumps({"notebooks/p1/01_gaps.ipynb": 61.0,
-                                                         "notebooks/p1/02_one_size.ipynb": 3.0}))
+    times = {"notebooks/p1/01_gaps.ipynb": 61.0, "notebooks/p1/02_one_size.ipynb": 3.0}
+    (small_book / "timings.json").write_text(json.dumps(times))
     (small_book / "memory.json").write_text(json.dumps({"notebooks/p1/01_gaps.ipynb": 250.0}))
     monkeypatch.setattr(tm, "NBVAL_TIMES", small_book / "timings.json")
     monkeypatch.setattr(tm, "NBVAL_MEMORY", small_book / "memory.json")
+    assert "timings_table.md" not in tm.write()  # two of three notebooks: the table stays
+    (small_book / "timings.json").write_text(json.dumps({**times, "notebooks/p2/01_unrun.ipynb": 1.0}))
     assert "timings_table.md" in tm.write()
     one = (small_book / "book" / "appendix" / "one_core_table.md").read_text()
     assert "| {doc}`/notebooks/p1/01_gaps` | 12.3 s | 300 MB | yes |" in one
