@@ -130,7 +130,8 @@ def _code_setup(cells: list[dict]) -> tuple[str, str]:
             if isinstance(node, (ast.Import, ast.ImportFrom)) and text not in imports:
                 imports.append(text)
             elif (isinstance(node, ast.Assign) and len(node.targets) == 1
-                  and getattr(node.targets[0], "id", "") == "SEED" and not seed):
+                  and getattr(node.targets[0], "id", "") in ("SEED", "rng")
+                  and not any(t.startswith(node.targets[0].id + " ") for t in seed)):
                 seed.append(text)
     return install, "\n".join(imports + seed)
 
@@ -190,8 +191,11 @@ class Contract:
 
     @property
     def solution_lines(self) -> list[str]:
-        return [line.strip() for m in SOLUTION_BLOCK.finditer(self.answer)
-                for line in m.group(1).splitlines() if len(line.strip()) >= 12]
+        """Lines of the book's answer that no student file may hold (12 characters or more)."""
+        lines = [line.strip() for m in SOLUTION_BLOCK.finditer(self.answer)
+                 for line in m.group(1).splitlines()]
+        lines += [m.group(1).strip() for m in re.finditer(r"=(.*?)# SOLUTION$", self.answer, re.M)]
+        return [line for line in lines if len(line) >= 12]
 
 
 def _defined_names(code: str) -> list[str]:
@@ -315,8 +319,9 @@ def load_contracts(chs: dict[str, Chapter], partial: bool = False) -> tuple[dict
             for key in ("answer", "wrong"):
                 if not spec.get(key):
                     raise CourseError(f"{label}: the contract has no {key!r}")
-            if "# BEGIN SOLUTION" not in spec["answer"]:
-                raise CourseError(f"{label}: the answer has no '# BEGIN SOLUTION' block")
+            if not re.search(r"# BEGIN SOLUTION|# SOLUTION$", spec["answer"], re.M):
+                raise CourseError(f"{label}: the answer has no '# BEGIN SOLUTION' block "
+                                  "nor '# SOLUTION' line")
             contract = Contract(label, docname, spec["answer"].strip("\n") + "\n",
                                 spec["wrong"].strip("\n") + "\n", tests,
                                 int(spec.get("points", POINTS_BY_LEVEL.get(ex.level or 1, 1))),
@@ -659,6 +664,31 @@ def grade(out: pathlib.Path = OUT, only: list[str] | None = None, partial: bool 
     return 1 if failures else 0
 
 
+def selftest(only: list[str] | None = None, partial: bool = False) -> int:
+    """Every contract's tests in-process: all pass on the book's answer, one fails on the wrong one."""
+    book = editions.Book(ROOT)
+    chs = chapters(book)
+    contracts, _ = load_contracts(chs, partial)
+    bad = 0
+    for label, c in contracts.items():
+        ch = chs[c.docname]
+        if only and label not in only and c.docname not in only and ch.number not in only:
+            continue
+        t0 = time.perf_counter()
+        right = run_tests_inprocess(ch, c, c.solution)
+        t1 = time.perf_counter()
+        wrong = run_tests_inprocess(ch, c, c.wrong)
+        t2 = time.perf_counter()
+        ok = all(err is None for _, err in right) and any(err is not None for _, err in wrong)
+        bad += not ok
+        print(f"{'ok ' if ok else 'BAD'} {ch.number:>4} {label:28} book {t1 - t0:5.1f} s, "
+              f"wrong {t2 - t1:5.1f} s, wrong fails {[n for n, e in wrong if e]}")
+        for name, err in right:
+            if err:
+                print(f"      {name} fails on the book's answer: {err}")
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -667,6 +697,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="*", help="chapters (docname or number, e.g. 1.1)")
     p = sub.add_parser("grade", help="grade the book's answers and wrong answers with otter")
     p.add_argument("--only", nargs="*", help="chapters (docname or number, e.g. 1.1)")
+    p = sub.add_parser("selftest", help="each contract's tests in-process, book's and wrong answer")
+    p.add_argument("--only", nargs="*", help="exercise labels or chapters")
     p = sub.add_parser("list", help="graded and ungraded exercises")
     for p in sub.choices.values():
         p.add_argument("--partial", action="store_true",
@@ -683,6 +715,8 @@ def main(argv: list[str] | None = None) -> int:
                             f"not graded: {ungraded[lab]}" if lab in ungraded else "NOT CLASSIFIED")
                     print(f"{ch.number:>4} {lab:28} level {ex.level}  {what}")
             return 0
+        if args.command == "selftest":
+            return selftest(args.only, args.partial)
         if args.command == "build":
             build(only=args.only, partial=args.partial)
             if not args.grade:
