@@ -58,6 +58,7 @@ import sys
 import symtable
 import textwrap
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import yaml
@@ -122,7 +123,10 @@ def _code_setup(cells: list[dict]) -> tuple[str, str]:
         if CHECK_LINE.match(src):
             continue
         try:
-            tree = ast.parse(src)
+            with warnings.catch_warnings():  # the notebooks' own escape sequences are not ours
+                warnings.simplefilter("ignore", SyntaxWarning)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                tree = ast.parse(src)
         except SyntaxError:  # IPython magics: not part of the setup
             continue
         for node in tree.body:
@@ -558,8 +562,9 @@ def build(out: pathlib.Path = OUT, only: list[str] | None = None, quiet: bool = 
     (out / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
     (out / "index.md").write_text(index_markdown(index), encoding="utf-8")
     n_q = sum(len(a["questions"]) for a in index["assignments"])
+    pending = sum(u["reason"].startswith("pending:") for u in index["ungraded"])
     print(f"course: {len(index['assignments'])} assignments, {n_q} graded exercises, "
-          f"{len(index['ungraded'])} not graded, in {_relpath(out)} "
+          f"{len(index['ungraded'])} not graded ({pending} with a contract pending), in {_relpath(out)} "
           f"({time.perf_counter() - t0:.0f} s); no solution text in any student file")
     return index
 
