@@ -5,8 +5,12 @@ One command writes everything under ``_build/course/``::
 
     python scripts/course.py build            # assignments, autograder zips, index (about a minute)
     python scripts/course.py build --grade    # ... then grade the book's answers and wrong ones
-    python scripts/course.py grade            # grade what ``build`` wrote (otter run, no Docker)
+    python scripts/course.py grade [--jobs 2] # grade what ``build`` wrote (otter run, no Docker)
+    python scripts/course.py selftest         # each contract's tests in-process (seconds each)
     python scripts/course.py list             # which exercises are graded, which are not and why
+
+``--only 1.2 ...`` restricts build, grade and selftest to chapters; ``--partial`` only warns about
+exercises that are in neither ``course/*.yml`` nor ``course/ungraded.yml`` (for writing contracts).
 
 **What is graded.** Every exercise of the book is classified in ``course/``: a graded one has an
 *answer contract* in ``course/<part>/<chapter>.yml`` (the function or variable the student writes,
@@ -621,16 +625,27 @@ def wrong_submission(student_nb: dict, contracts: list[Contract]) -> dict:
     return nb
 
 
-def grade(out: pathlib.Path = OUT, only: list[str] | None = None, partial: bool = False) -> int:
-    """Grade every assignment (``otter run``'s code path, no Docker): the book's answers must get
-    full marks and the wrong answers less; then each wrong answer must fail its own question."""
+def _grade_one(submission: str, autograder: str) -> dict:
+    """One ``otter run`` (its Python API: same code path, no Docker) of one submission."""
     from otter.api import grade_submission
+
+    t0 = time.perf_counter()
+    res = grade_submission(submission, autograder, quiet=True)
+    return {"score": round(res.total, 3), "seconds": round(time.perf_counter() - t0, 1),
+            "questions": {q: round(r.score, 3) for q, r in res.results.items()}}
+
+
+def grade(out: pathlib.Path = OUT, only: list[str] | None = None, partial: bool = False,
+          jobs: int = 2) -> int:
+    """Grade every assignment with otter run's code path (no Docker), ``jobs`` at a time: the
+    book's answers must get full marks on every question, the wrong answers less on every one."""
+    from concurrent.futures import ProcessPoolExecutor
 
     book = editions.Book(ROOT)
     chs = chapters(book)
     contracts, _ = load_contracts(chs, partial)
     index = json.loads((out / "index.json").read_text(encoding="utf-8"))
-    report, failures = [], []
+    todo = []
     for a in index["assignments"]:
         if only and a["docname"] not in only and a["chapter"] not in only:
             continue
@@ -642,28 +657,31 @@ def grade(out: pathlib.Path = OUT, only: list[str] | None = None, partial: bool 
         wrong = work / "wrong-answers.ipynb"
         student = json.loads((ROOT / a["student"]).read_text(encoding="utf-8"))
         wrong.write_text(editions.dumps(wrong_submission(student, mine)), encoding="utf-8")
-        row = {"chapter": a["chapter"], "points": a["points"]}
-        for kind, path in (("book", right), ("wrong", wrong)):
-            t0 = time.perf_counter()
-            res = grade_submission(str(path), str(ROOT / a["autograder"]), quiet=True)
-            row[kind] = {"score": res.total, "seconds": round(time.perf_counter() - t0, 1),
-                         "questions": {q: r.score for q, r in res.results.items()}}
-        bad_right = {q: s for q, s in row["book"]["questions"].items()
-                     if s < next(c.points for c in mine if c.label == q)}
-        if row["book"]["score"] < a["points"] or bad_right:
-            failures.append(f"{a['chapter']}: the book's answers score {row['book']['score']}/"
-                            f"{a['points']} ({bad_right})")
-        if row["wrong"]["score"] >= a["points"]:
-            failures.append(f"{a['chapter']}: wrong answers score full marks")
-        full_wrong = [q for q, s in row["wrong"]["questions"].items()
-                      if s >= next(c.points for c in mine if c.label == q)]
-        if full_wrong:
-            failures.append(f"{a['chapter']}: wrong answers get full marks on {full_wrong}")
-        print(f"course: {a['chapter']} {a['name']}: book's answers {row['book']['score']}/{a['points']} "
-              f"({row['book']['seconds']} s), wrong answers {row['wrong']['score']}/{a['points']} "
-              f"({row['wrong']['seconds']} s)", flush=True)
-        report.append(row)
+        todo.append((a, mine, right, wrong))
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [(pool.submit(_grade_one, str(right), str(ROOT / a["autograder"])),
+                    pool.submit(_grade_one, str(wrong), str(ROOT / a["autograder"])))
+                   for a, _, right, wrong in todo]
+        report, failures = [], []
+        for (a, mine, _, _), (f_right, f_wrong) in zip(todo, futures):
+            row = {"chapter": a["chapter"], "points": a["points"],
+                   "book": f_right.result(), "wrong": f_wrong.result()}
+            points = {c.label: c.points for c in mine}
+            short = {q: s for q, s in row["book"]["questions"].items() if s < points[q]}
+            if row["book"]["score"] < a["points"] or short:
+                failures.append(f"{a['chapter']}: the book's answers score {row['book']['score']}/"
+                                f"{a['points']} (short on {short})")
+            full = [q for q, s in row["wrong"]["questions"].items() if s >= points[q]]
+            if row["wrong"]["score"] >= a["points"] or full:
+                failures.append(f"{a['chapter']}: wrong answers get full marks on {full}")
+            print(f"course: {a['chapter']} {a['name']}: book's answers {row['book']['score']:g}/"
+                  f"{a['points']} ({row['book']['seconds']} s), wrong answers "
+                  f"{row['wrong']['score']:.2f}/{a['points']} ({row['wrong']['seconds']} s)", flush=True)
+            report.append(row)
     (out / "grading.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print(f"course: graded {2 * len(todo)} submissions in {time.perf_counter() - t0:.0f} s "
+          f"({max(1, jobs)} at a time)")
     for f in failures:
         print("course: FAIL " + f, file=sys.stderr)
     return 1 if failures else 0
@@ -702,6 +720,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", nargs="*", help="chapters (docname or number, e.g. 1.1)")
     p = sub.add_parser("grade", help="grade the book's answers and wrong answers with otter")
     p.add_argument("--only", nargs="*", help="chapters (docname or number, e.g. 1.1)")
+    for name in ("build", "grade"):
+        sub.choices[name].add_argument("--jobs", type=int, default=2,
+                                       help="submissions graded at a time (default 2)")
     p = sub.add_parser("selftest", help="each contract's tests in-process, book's and wrong answer")
     p.add_argument("--only", nargs="*", help="exercise labels or chapters")
     p = sub.add_parser("list", help="graded and ungraded exercises")
@@ -727,7 +748,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.grade:
                 return 0
         t0 = time.perf_counter()
-        rc = grade(only=args.only, partial=args.partial)
+        rc = grade(only=args.only, partial=args.partial, jobs=args.jobs)
         print(f"course: grading took {time.perf_counter() - t0:.0f} s")
         return rc
     except CourseError as exc:
