@@ -13,6 +13,8 @@
 // 3. The whole book as one PDF: where the site holds book.pdf next to index.html (copied
 //    from _build/latex/book.pdf by _ext/seqrmt_site.py or .ci/run), the download menu
 //    offers it.
+// 4. The page-contents drawer (☷ on a phone) closes once a section is chosen: the theme left
+//    it open over about three quarters of the screen, in front of the section just reached.
 (function () {
   "use strict";
 
@@ -72,7 +74,25 @@
     }).catch(function () {});
   }
 
+  function closeDrawersOnChoice() {
+    ["pst-secondary-sidebar-modal", "pst-primary-sidebar-modal"].forEach(function (id) {
+      var dialog = document.getElementById(id);
+      if (!dialog || dialog.dataset.seqrmtCloses) return;
+      dialog.dataset.seqrmtCloses = "1";
+      dialog.addEventListener("click", function (event) {
+        var link = event.target.closest ? event.target.closest("a[href]") : null;
+        if (!link || !dialog.open) return;
+        // a section of this page: let the browser jump to it, then close the drawer (a link to
+        // another page leaves the page anyway)
+        if (link.pathname === location.pathname && link.hash) {
+          setTimeout(function () { if (dialog.open) dialog.close(); }, 0);
+        }
+      });
+    });
+  }
+
   function run() {
+    closeDrawersOnChoice();
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     linkFigures();
