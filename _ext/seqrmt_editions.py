@@ -14,6 +14,9 @@ the built site serve them:
 4. ``SEQRMT_EDITION=student`` (set by ``python scripts/editions.py student``) builds the
    student edition: ``hide_solutions`` is switched on, the folded check of each solution (a code
    cell starting ``# check of ex-...``) is removed with it, and the student notebooks are served.
+   The site's address is ``<html.baseurl>student/`` (where ``.github/workflows/pages.yml``
+   publishes it), and the tag ``student`` is set, so that a page can say what only one edition
+   should (``{only} student`` / ``{only} not student`` blocks: "solutions are folded below them").
 """
 
 from __future__ import annotations
@@ -65,12 +68,28 @@ def edition(config) -> str:
     return name
 
 
+STUDENT_SITE = "student/"  # the student site under html.baseurl (scripts/editions.py SITE_PATHS)
+
+
 def set_edition(app: Sphinx, config) -> None:
     env_edition = os.environ.get("SEQRMT_EDITION", "").strip()
     if env_edition:
         config.seqrmt_edition = env_edition
     if edition(config) == "student":
         config.hide_solutions = True
+        if config.html_baseurl and not config.html_baseurl.rstrip("/").endswith(STUDENT_SITE.rstrip("/")):
+            config.html_baseurl = config.html_baseurl.rstrip("/") + "/" + STUDENT_SITE
+        app.tags.add("student")
+        # the student site and PDF say which edition they are
+        if config.html_title and "student edition" not in config.html_title:
+            config.html_title = f"{config.html_title} (student edition)"
+        config.latex_documents = [
+            (doc[0], doc[1], f"{doc[2]} (student edition)", *doc[3:])
+            if len(doc) > 2 and "student edition" not in doc[2] else doc
+            for doc in (config.latex_documents or [])
+        ]
+    else:
+        app.tags.add("reader")
 
 
 class ExerciseLevels(SphinxPostTransform):
