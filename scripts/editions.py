@@ -1099,10 +1099,9 @@ def build_student(root: pathlib.Path = ROOT, strict: bool = False, pdf: bool = F
           "build", str(root), "--path-output", str(work)]
     steps = [("the student site", jb + (["-W", "-n", "--keep-going"] if strict else []), {})]
     if pdf:
-        # the PDF reuses the site's doctrees; the site is built again (a few seconds) so that it
-        # holds and offers the PDF, as the reader site does
-        steps += [("the student PDF", jb + ["--builder", "pdflatex"], {"LATEXOPTS": "-interaction=nonstopmode"}),
-                  ("the student site with its PDF", jb, {})]
+        # the PDF reuses the site's doctrees, and its build puts book.pdf in the site and has the
+        # download menu offer it (_ext/seqrmt_site.py, publish_pdf), as for the reader site
+        steps += [("the student PDF", jb + ["--builder", "pdflatex"], {"LATEXOPTS": "-interaction=nonstopmode"})]
     try:
         for what, cmd, extra in steps:
             print(f"editions: {what}: SEQRMT_EDITION=student jupyter-book", " ".join(cmd[3:]), flush=True)
@@ -1114,8 +1113,9 @@ def build_student(root: pathlib.Path = ROOT, strict: bool = False, pdf: bool = F
             shutil.rmtree(dest)
         shutil.copytree(work / "_build" / "html", dest / "html", ignore=_hidden)
         shutil.copytree(root / "editions" / "student" / "notebooks", dest / "notebooks", ignore=_hidden)
-        if pdf:
-            shutil.copy2(work / "_build" / "latex" / "book.pdf", dest / "html" / "book.pdf")
+        if pdf and not (dest / "html" / "book.pdf").is_file():
+            print("editions: the student PDF build did not put book.pdf in the student site", file=sys.stderr)
+            return 1
     finally:
         shutil.rmtree(work, ignore_errors=True)  # about 80 MB of doctrees and LaTeX
     book = Book(root)
