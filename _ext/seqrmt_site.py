@@ -651,9 +651,11 @@ class ExerciseRefsForLatex(SphinxPostTransform):
 # Sphinx writes a check mark of the text (the "✓" that ``seqrmt.stats.check`` prints) as the
 # maths ``\(\checkmark\)``; inside a code block whose long lines are wrapped
 # (``verbatimforcewraps``) the pair is split and LaTeX stops ("Extra }, or forgotten $"). One
-# command, defined in the preamble, cannot be split.
+# command, defined in the preamble, cannot be split. The ballot crosses "✗" and "✘" (a failed
+# check), which the monospaced font lacks, are set the same way.
 CHECK_MARKS = {"\u2713": r"\seqrmtcheckmark{}", "\u2714": r"\seqrmtcheckmark{}",
-               "\u2715": r"\seqrmtcrossmark{}", "\u2716": r"\seqrmtcrossmark{}"}
+               "\u2715": r"\seqrmtcrossmark{}", "\u2716": r"\seqrmtcrossmark{}",
+               "\u2717": r"\seqrmtcrossmark{}", "\u2718": r"\seqrmtcrossmark{}"}
 CHECK_MARK_PREAMBLE = (
     "\\providecommand{\\seqrmtcheckmark}{\\ensuremath{\\checkmark}}\n"
     "\\providecommand{\\seqrmtcrossmark}{\\ensuremath{\\times}}\n"
@@ -664,7 +666,9 @@ def single_command_check_marks() -> None:
     """Replace Sphinx's ``\\(\\checkmark\\)`` by one command (see ``CHECK_MARKS``)."""
     from sphinx.util import texescape
 
+    known = {a for a, _ in texescape.tex_replacements}
     texescape.tex_replacements[:] = [(a, CHECK_MARKS.get(a, b)) for a, b in texescape.tex_replacements]
+    texescape.tex_replacements += [(a, b) for a, b in CHECK_MARKS.items() if a not in known]
     texescape.init()
 
 
