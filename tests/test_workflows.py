@@ -206,3 +206,18 @@ def test_citation_file_names_authors_date_and_year():
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(where["date-released"]))
     assert cff["preferred-citation"]["year"] == int(str(cff["date-released"])[:4])
     assert cff["url"] == config["html"]["baseurl"], "the citation names the published book"
+
+
+def test_one_address_for_the_student_site():
+    """The student notebooks link to <baseurl>student/ (scripts/editions.py), the student build
+    says so in its html_baseurl (_ext/seqrmt_editions.py), and the site bundle publishes it there."""
+    bundle = _script("site_bundle")
+    spec = importlib.util.spec_from_file_location("editions", ROOT / "scripts" / "editions.py")
+    editions = importlib.util.module_from_spec(spec)
+    sys.modules["editions"] = editions  # dataclasses look their module up
+    spec.loader.exec_module(editions)
+    spec = importlib.util.spec_from_file_location("seqrmt_editions", ROOT / "_ext" / "seqrmt_editions.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    assert editions.SITE_PATHS == {"reader": "", "student": ext.STUDENT_SITE}
+    assert ext.STUDENT_SITE == bundle.STUDENT_PATH + "/"
