@@ -284,7 +284,10 @@ const sitePdf = arguments[2];
   // stderr and tracebacks
   for (const el of article.querySelectorAll('.output.stderr, .output.traceback, .cell_output .stderr, .cell_output .traceback'))
     add('stderr', snip(el.textContent));
-  if (article.textContent.includes('Traceback (most recent call last)')) add('stderr', 'a traceback is shown');
+  // a traceback in a page, except in an API docstring's example, which may show an error on purpose
+  const noDocs = article.cloneNode(true);
+  noDocs.querySelectorAll('dl.py div.doctest, dl.py div.highlight-pycon').forEach(e => e.remove());
+  if (noDocs.textContent.includes('Traceback (most recent call last)')) add('stderr', 'a traceback is shown');
 
   // blocks wider than their container (innermost first; one finding per block)
   const kinds = [
