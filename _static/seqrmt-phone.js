@@ -15,6 +15,8 @@
 //    _static/seqrmt-pdf.js, which the HTML build and the PDF build write
 //    (_ext/seqrmt_site.py, publish_pdf); nothing asks the server for a missing book.pdf.
 //    The two scripts may run in either order: each one calls the other's part.
+// 4. The page-contents drawer (☷ on a phone) closes once a section is chosen: the theme left
+//    it open over about three quarters of the screen, in front of the section just reached.
 (function () {
   "use strict";
 
@@ -70,7 +72,25 @@
   }
   window.seqrmtOfferPdf = offerPdf; // for seqrmt-pdf.js, when it runs after this script
 
+  function closeDrawersOnChoice() {
+    ["pst-secondary-sidebar-modal", "pst-primary-sidebar-modal"].forEach(function (id) {
+      var dialog = document.getElementById(id);
+      if (!dialog || dialog.dataset.seqrmtCloses) return;
+      dialog.dataset.seqrmtCloses = "1";
+      dialog.addEventListener("click", function (event) {
+        var link = event.target.closest ? event.target.closest("a[href]") : null;
+        if (!link || !dialog.open) return;
+        // a section of this page: let the browser jump to it, then close the drawer (a link to
+        // another page leaves the page anyway)
+        if (link.pathname === location.pathname && link.hash) {
+          setTimeout(function () { if (dialog.open) dialog.close(); }, 0);
+        }
+      });
+    });
+  }
+
   function run() {
+    closeDrawersOnChoice();
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     linkFigures();

@@ -253,10 +253,17 @@ def test_small_book_numbering_and_text(small_book):
     assert "## 1.1.1. Setting" in md and "## 1.1.2. Exercises" in md
     assert "$\\mathbb{R}^d$, $x_{\\mathbb{R}}$ and `\\RR` in code" in md
     ref = "https://x.org/b/book/references.html"
-    assert (f"> **Lemma 1.1 (Trace lemma \\[[Adams *et al.*, 2019]({ref}), [Smith and Jones, 2020]({ref})\\]).** "
-            "Body of the lemma.") in md
+    # each citation links to its entry's anchor on the references page (bibtex_cite_id)
+    assert (f"> **Lemma 1.1 (Trace lemma \\[[Adams *et al.*, 2019]({ref}#cite-adams2019), "
+            f"[Smith and Jones, 2020]({ref}#cite-smith2020)\\]).** Body of the lemma.") in md
     assert ("*Proof.* By [Theorem 1.1](https://x.org/b/book/ch1.html#thm-index) and "
-            f"[Lemma 1.1](https://x.org/b/notebooks/p1/a.html#lem-a); see Lee \\[[2021b]({ref})\\]. ∎") in md
+            f"[Lemma 1.1](https://x.org/b/notebooks/p1/a.html#lem-a); see Lee \\[[2021b]({ref}#cite-lee2021b)\\]. ∎") in md
+    # the notebook writes out the works it cites, in the references page's order
+    bib = next(c for c in nb["cells"] if c["metadata"].get("editions") == "bibliography")
+    bib_md = "".join(bib["source"])
+    assert bib_md.startswith("**Works cited in this notebook.**") and conv.cited == ["adams2019", "smith2020", "lee2021b"]
+    assert [m for m in re.findall(r"#(cite-[\w-]+)\)", bib_md)] == ["cite-adams2019", "cite-lee2021b", "cite-smith2020"]
+    assert "T2" in bib_md and "Beta" in bib_md and "Alpha" not in bib_md
     assert 'x = "{cite}`not-a-role`"' in md  # code untouched
     assert "The error is 0.123, see [Fig. 1.1](https://x.org/b/notebooks/p1/a.html#fig-a) and " \
            "[the setting](https://x.org/b/notebooks/p1/a.html#sec-a)." in md
@@ -270,6 +277,9 @@ def test_small_book_numbering_and_text(small_book):
     student, _ = ed.convert(book, "notebooks/p1/a", "student")
     smd = _markdown(student)
     assert "Solution" not in smd and "Tr A = 0" not in smd and "> **Exercise 1.1 (level 1).**" in smd
+    # the student notebooks link only to the student site
+    links = re.findall(r"\]\((https?://[^)]+)\)", smd)
+    assert links and all(u.startswith("https://x.org/b/student/") for u in links), links
     nb_b, _ = ed.convert(book, "notebooks/p1/b", "reader")
     mdb = _markdown(nb_b)
     assert "> **Theorem 1.2 (Second).** See [Page A](https://x.org/b/notebooks/p1/a.html) and " \

@@ -133,3 +133,20 @@ def test_page_count_near_the_recorded_one(pdf):
         f"(±{reference['tolerance']:.0%}): a lost part or a layout break? If the change is "
         f"intended, update {REFERENCE.relative_to(ROOT)}"
     )
+
+
+def test_appendices_are_lettered(pages):
+    """The part captioned "Appendices" in _toc.yml is Appendix A, B, ... in the PDF, not Chapters
+    6, 7, ... (``_ext/seqrmt_site.py``, ``AppendicesForLatex``)."""
+    text = "\n".join(pages)
+    assert re.search(r"^Appendix A\. ", text, re.M), "no 'Appendix A.' in the PDF"
+    chapters = set(re.findall(r"^Chapter (\d+)$", text, re.M))
+    parts = len(yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"][0]["chapters"])
+    assert chapters <= {str(n) for n in range(1, parts + 1)}, f"chapters beyond the book's {parts}: {sorted(chapters)}"
+
+
+def test_tables_are_not_squeezed(pdf):
+    """Narrow table columns get at least 6em, ragged right: "ad-vanced under-graduate" was split."""
+    tex = pdf.with_suffix(".tex").read_text(errors="replace")
+    assert "\\setlength{\\tymin}{6em}" in tex and "\\newcolumntype{T}{L}" in tex
+
