@@ -142,34 +142,36 @@ def _x_max(beta, rho, zeta):
 
 @functools.lru_cache(maxsize=4096)
 def _discriminant(beta, rho, zeta):
-    """Discriminant of the quartic as a polynomial in w (increasing powers), w^k factor removed."""
+    """Discriminant of the quartic as a polynomial in w (increasing powers), w^k factor removed,
+    and its roots."""
     c, g = 1.0 / beta, 1.0 / rho
     # the coefficients a4..a0 of the quartic as polynomials in w (increasing powers)
-    a = np.array([0.0, 0.0, g * zeta * c**2])
-    b = np.array([0.0, -2 * c * g * zeta * (1 - c), c * g])
-    cc = np.array([g * zeta * (1 - c) ** 2, -(g * (1 - 2 * c) + c * (1 + zeta))])
-    dd = np.array([(1 - c) * (1 - g + zeta), -1.0])
-    e = np.array([-1.0])
-    # the 16 monomials of the discriminant of a quartic a m^4 + b m^3 + c m^2 + d m + e
+    base = dict(a=[0.0, 0.0, g * zeta * c**2], b=[0.0, -2 * c * g * zeta * (1 - c), c * g],
+                c=[g * zeta * (1 - c) ** 2, -(g * (1 - 2 * c) + c * (1 + zeta))],
+                d=[(1 - c) * (1 - g + zeta), -1.0], e=[-1.0])
+    powers = {(k, 0): np.ones(1) for k in base}
+    for k, v in base.items():
+        for n in range(1, 5):
+            powers[k, n] = np.convolve(powers[k, n - 1], v)
+    # the 16 monomials of the discriminant of a m^4 + b m^3 + c m^2 + d m + e
     terms = [(256, "aaaeee"), (-192, "aabdee"), (-128, "aaccee"), (144, "aacdde"),
              (-27, "aadddd"), (144, "abbcee"), (-6, "abbdde"), (-80, "abccde"), (18, "abcddd"),
              (16, "acccce"), (-4, "acccdd"), (-27, "bbbbee"), (18, "bbbcde"), (-4, "bbbddd"),
              (-4, "bbccce"), (1, "bbccdd")]
-    polys = dict(a=a, b=b, c=cc, d=dd, e=e)
     out = np.zeros(13)
-    for k, word in terms:
-        prod = functools.reduce(np.convolve, (polys[ch] for ch in word))
+    for k, word in terms:  # a product of powers of at most four coefficients
+        prod = functools.reduce(np.convolve, (powers[ch, word.count(ch)] for ch in set(word)))
         out[:prod.size] += k * prod
     # symbolically (sympy) the coefficients of w^0..w^3 vanish for beta > 1 and those of
     # w^0..w^5 for beta = 1; numerically they are round-off that would fake roots near w = 0
-    return np.trim_zeros(out[6 if beta == 1.0 else 4:], "b")
+    disc = np.trim_zeros(out[6 if beta == 1.0 else 4:], "b")
+    return disc, (np.polynomial.polynomial.polyroots(disc) if disc.size > 1 else np.array([]))
 
 
 @functools.lru_cache(maxsize=4096)
 def _support(beta, rho, zeta):
     """Support intervals (x > 0): candidate edges from the discriminant, classified by midpoints."""
-    disc = _discriminant(beta, rho, zeta)
-    roots = np.polynomial.polynomial.polyroots(disc) if disc.size > 1 else np.array([])
+    disc, roots = _discriminant(beta, rho, zeta)
     xmax = 2 * _x_max(beta, rho, zeta)
     # an edge is where two real roots of the quartic collide: a positive real root of the disc.
     w_c = roots.real[(np.abs(roots.imag) <= 1e-8 * (1 + np.abs(roots))) & (roots.real > 0)]
@@ -200,8 +202,7 @@ def _support(beta, rho, zeta):
 @functools.lru_cache(maxsize=4096)
 def _panels(beta, rho, zeta):
     """Support intervals split where a complex root pair of the disc nears the axis (a cusp)."""
-    disc = _discriminant(beta, rho, zeta)
-    roots = np.polynomial.polynomial.polyroots(disc) if disc.size > 1 else np.array([])
+    _, roots = _discriminant(beta, rho, zeta)
     near = (roots.real > 0) & (np.abs(roots.imag) > 1e-8 * np.abs(roots)) & (
         np.abs(roots.imag) < 0.2 * np.abs(roots))
     cusps = np.sqrt(np.sqrt(beta) * roots.real[near])

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._validation import check_array, check_nonnegative, check_positive, check_size
 from ._spectrum import interval_rule
-from ._theory import solve_zeta
+from ._theory import scan_grid, solve_zeta
 
 _LIFT = 1e-9  # smallest Im z: on the real axis outside the support all three roots are real
 _N_NODES = 200  # Gauss-Legendre nodes per support interval (200 and 800 agree to ~1e-13)
@@ -244,8 +244,7 @@ def quadratic_network_bayes_optimal(alphas, kappa, delta=0.0, tol=1e-10, max_ite
     max_iter = check_size(max_iter, "max_iter")
     a2, d2 = 2 * alphas, delta / 2  # 4 alpha zeta = Delta + 2 mmse, divided by two
     a_pr = 2 * quadratic_network_alpha_pr(kappa)  # the slope of mmse^sym at 0 is 2 kappa - kappa^2
-    z_top, z_bot = (1 + d2) / a2.min(), 1e-8 * (1 + d2) / a2.max()
-    grid = np.geomspace(z_top, z_bot, int(np.ceil(59 / 8 * np.log10(z_top / z_bot))) + 1)
+    grid = scan_grid((1 + d2) / a2.min(), 1e-8 * (1 + d2) / a2.max())
     m_grid = symmetric_mmse(kappa, grid) if (delta > 0 or np.any(a2 < a_pr)) else None
     zetas = np.array([solve_zeta(a, d2, lambda z: symmetric_mmse(kappa, z), a_pr, grid, m_grid,
                                  tol, max_iter) for a in a2])

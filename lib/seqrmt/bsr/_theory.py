@@ -395,18 +395,24 @@ class BayesOptimalResult:
     delta: float
 
 
-def solve_zeta(alpha, delta, mmse_fn, a_pr, grid=None, m_grid=None, tol=1e-12, max_iter=200):
+def scan_grid(z_top, z_bot):
+    """Descending log grid of zeta on the lattice 10^(8k/59) covering [z_bot, z_top].
+
+    7.4 points per decade; on a fixed lattice, so that every curve of the same (beta, rho)
+    reuses the cached mmse values of the others.
+    """
+    k = np.arange(np.ceil(np.log10(z_top) * 59 / 8), np.floor(np.log10(z_bot) * 59 / 8) - 1, -1)
+    return 10.0 ** (8 * k / 59)
+
+
+def solve_zeta(alpha, delta, mmse_fn, a_pr, grid, m_grid, tol=1e-12, max_iter=200):
     """Largest root of alpha zeta = delta + mmse(zeta): downward scan, then Brent."""
     if delta == 0 and alpha >= a_pr:
         return 0.0  # perfect recovery: mmse(zeta) <= alpha_PR zeta leaves no positive root
-    if grid is None:
-        # F(z_hi) >= 0 at z_hi = (1 + Delta) / alpha since mmse <= 1; 60 points over 8 decades
-        grid = (1 + delta) / alpha * 10.0 ** (-8 * np.arange(60) / 59)
-        m_grid = mmse_fn(grid)
-    F_grid = alpha * grid - delta - m_grid
-    # the first negative value from above brackets the largest root (the one state evolution
+    # F >= 0 above z_hi = (1 + Delta) / alpha since mmse <= 1: the grid starts there or above.
+    # The first negative value from above brackets the largest root (the one state evolution
     # reaches from V^0 = 1); a root finder started elsewhere could land on a smaller one
-    neg = np.flatnonzero(F_grid < 0)
+    neg = np.flatnonzero(alpha * grid - delta - m_grid < 0)
     if neg.size == 0:
         return 0.0
     j = neg[0]
@@ -423,8 +429,8 @@ def bayes_optimal(alpha, beta, rho, delta=0.0, tol=1e-12, max_iter=200):
     r"""Bayes-optimal effective noise, :math:`\mathrm{MMSE}_S` and test error.
 
     Solves :math:`\alpha\zeta=\Delta+\mathrm{mmse}_{\beta,\rho}(\zeta)` for its **largest** root: scan
-    :math:`\zeta_j=\zeta_{hi}10^{-8j/59}` downward from :math:`\zeta_{hi}=(1+\Delta)/\alpha`, stop at the
-    first sign change, polish with Brent. For :math:`\Delta=0` and :math:`\alpha\ge\alpha_{PR}` it
+    the log grid :math:`10^{8k/59}` downward from :math:`\zeta_{hi}=(1+\Delta)/\alpha` (above which
+    :math:`\mathcal F>0`) over eight decades, stop at the first sign change, polish with Brent. For :math:`\Delta=0` and :math:`\alpha\ge\alpha_{PR}` it
     returns :math:`\zeta=0` (perfect recovery).
 
     Parameters
@@ -466,8 +472,11 @@ def bayes_optimal(alpha, beta, rho, delta=0.0, tol=1e-12, max_iter=200):
     delta = check_nonnegative(delta, "delta")
     tol = check_positive(tol, "tol")
     max_iter = check_size(max_iter, "max_iter")
-    zeta = solve_zeta(alpha, delta, _mmse_function(beta_c, rho_c), alpha_pr(beta_c, rho_c),
-                      tol=tol, max_iter=max_iter)
+    mmse_fn, a_pr = _mmse_function(beta_c, rho_c), alpha_pr(beta_c, rho_c)
+    zeta = 0.0  # perfect recovery when delta = 0 and alpha >= alpha_PR
+    if delta > 0 or alpha < a_pr:
+        grid = scan_grid((1 + delta) / alpha, 1e-8 * (1 + delta) / alpha)
+        zeta = solve_zeta(alpha, delta, mmse_fn, a_pr, grid, mmse_fn(grid), tol, max_iter)
     mmse = max(alpha * zeta - delta, 0.0)
     return BayesOptimalResult(zeta=zeta, mmse=mmse, test_error=delta + mmse, alpha=alpha,
                               beta=float(beta), rho=float(rho), delta=delta)
@@ -476,9 +485,10 @@ def bayes_optimal(alpha, beta, rho, delta=0.0, tol=1e-12, max_iter=200):
 def bayes_optimal_curve(alphas, beta, rho, delta=0.0, tol=1e-10, max_iter=200):
     r"""Vectorised :func:`bayes_optimal` over many :math:`\alpha` (shared, cached scan).
 
-    One log grid of :math:`\zeta` (as dense as that of :func:`bayes_optimal`, 7.4 points per
-    decade) covers every :math:`[10^{-8}\zeta_{hi}(\alpha),\zeta_{hi}(\alpha)]` and is evaluated once;
-    each root is then polished with Brent. Results agree with :func:`bayes_optimal` to ``tol``.
+    The grid of :func:`bayes_optimal` (7.4 points per decade, on a fixed lattice, so that curves
+    of the same :math:`(\beta,\rho)` share the cached values) covers every
+    :math:`[10^{-8}\zeta_{hi}(\alpha),\zeta_{hi}(\alpha)]` and is evaluated once; each root is then
+    polished with Brent. Results agree with :func:`bayes_optimal` to ``tol``.
 
     Parameters
     ----------
@@ -504,8 +514,7 @@ def bayes_optimal_curve(alphas, beta, rho, delta=0.0, tol=1e-10, max_iter=200):
     tol = check_positive(tol, "tol")
     max_iter = check_size(max_iter, "max_iter")
     mmse_fn, a_pr = _mmse_function(beta_c, rho_c), alpha_pr(beta_c, rho_c)
-    z_top, z_bot = (1 + delta) / alphas.min(), 1e-8 * (1 + delta) / alphas.max()
-    grid = np.geomspace(z_top, z_bot, int(np.ceil(59 / 8 * np.log10(z_top / z_bot))) + 1)
+    grid = scan_grid((1 + delta) / alphas.min(), 1e-8 * (1 + delta) / alphas.max())
     m_grid = mmse_fn(grid) if (delta > 0 or np.any(alphas < a_pr)) else None
     zetas = np.array([solve_zeta(a, delta, mmse_fn, a_pr, grid, m_grid, tol, max_iter)
                       for a in alphas])
