@@ -122,6 +122,7 @@ def gamp_rie(X, y, rho, delta, S_true=None, tol=1e-8, max_iter=200, damping=0.2,
     if S_true is not None:
         S_true = check_array(S_true, "S_true", shape=(d, L))
     beta, rho_c = canonical(L / d, rho)
+    # y = F vec(S*) + noise: GAMP for a generalised linear model with the RIE as denoiser
     alpha, F = n / (d * L), design(X)
     S, V, g = np.zeros((d, L)), 1.0, np.zeros(n)  # g^{-1} = 0: no Onsager term at t = 0
     omega_old = V_old = None
@@ -130,9 +131,11 @@ def gamp_rie(X, y, rho, delta, S_true=None, tol=1e-8, max_iter=200, damping=0.2,
     for _ in range(max_iter):
         omega = F @ S.ravel() - V * g  # Onsager: removes the correlation of F s_t with the noise
         if damping > 0 and omega_old is not None:
+            # damping mixes with the previous step: same fixed points, a slower, stabler path
             omega = (1 - damping) * omega + damping * omega_old
             V = (1 - damping) * V + damping * V_old
         omega_old, V_old = omega, V
+        # residuals scaled by their predicted variance Delta + V (state evolution)
         g = (y - omega) / (delta + V)
         # 1/A: the variance of the effective observation R = S* + sqrt(zeta) Z
         zeta = (delta + V) / alpha if precision == "theory" else d * L / np.dot(g, g)
@@ -143,6 +146,7 @@ def gamp_rie(X, y, rho, delta, S_true=None, tol=1e-8, max_iter=200, damping=0.2,
         R = S + zeta * (F.T @ g).reshape(d, L)  # back-projection of the residuals
         perfect = delta == 0 and zeta < 1e-9  # R is S* itself to numerical precision
         S_new = R if perfect else rie_denoise(R, zeta, rho)
+        # the denoiser's predicted error is the next variance (clipped to [0, 1]: the prior's)
         V = 0.0 if perfect else min(max(mmse_value(beta, rho_c, zeta), 0.0), 1.0)
         norm2 = np.mean(S_new**2)
         if not norm2 <= 10.0:  # also catches NaN
@@ -159,6 +163,7 @@ def gamp_rie(X, y, rho, delta, S_true=None, tol=1e-8, max_iter=200, damping=0.2,
         if on_failure == "raise":
             raise ConvergenceError(what + " (try damping > 0, or alpha >= 0.1)")
         warnings.warn(what, RuntimeWarning, stacklevel=2)
+    # state evolution over as many steps as were run, for comparison with the iterates
     n_rec = len(zetas) if mse is None else len(mse) - 1
     se = gamp_state_evolution(alpha, L / d, rho, delta, max(n_rec, 1))[: n_rec + 1]
     return GampRieResult(S=S, mse=None if mse is None else np.array(mse), se_mse=se,
@@ -174,10 +179,8 @@ def min_nuclear_norm(X, y, solver="SCS", **solver_options):
 
     Parameters
     ----------
-    X : array_like, shape (n, L, d)
-        Token sequences.
-    y : array_like, shape (n,)
-        Labels.
+    X, y
+        Token sequences (n, L, d) and labels (n,), as in :func:`gamp_rie`.
     solver : {"SCS", "CLARABEL"}
         Conic solver used by cvxpy.
     **solver_options
@@ -209,6 +212,7 @@ def min_nuclear_norm(X, y, solver="SCS", **solver_options):
     # column-major vec of S (d, L) has index l d + i, matching X[mu, l, i] flattened row-major
     F = X.reshape(n, L * d) / np.sqrt(d * L)
     S = cp.Variable((d, L))
+    # cvxpy turns min |S|_* into a semidefinite program (prop-p2-nuclear-dual of Chapter 2.5)
     problem = cp.Problem(cp.Minimize(cp.normNuc(S)), [F @ cp.vec(S, order="F") == y])
     try:
         problem.solve(solver=solver, **solver_options)

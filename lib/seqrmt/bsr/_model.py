@@ -97,5 +97,6 @@ def sample_bsr(n, d, L, r, delta, rng=None):
     rng = as_generator(rng)
     U, V, S = planted(d, L, r, rng)
     X = rng.standard_normal((n, L, d))
+    # Tr[X_mu S*] / sqrt(dL) = <F_mu, vec S*>: Gaussian with variance |S*|^2 / (dL) ~ 1
     y = design(X) @ S.ravel() + np.sqrt(delta) * rng.standard_normal(n)
     return BSRData(X=X, y=y, S=S, U=U, V=V, delta=delta)

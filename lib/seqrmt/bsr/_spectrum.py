@@ -55,6 +55,7 @@ def _quartic_roots(w, beta, rho, zeta):
     """All four roots m at each w, as eigenvalues of a batch of companion matrices; (..., 4)."""
     w = np.asarray(w)
     a4, a3, a2, a1, a0 = _coefficients(w, beta, rho, zeta)
+    # companion matrix of the monic quartic: its eigenvalues are the roots
     comp = np.zeros(w.shape + (4, 4), dtype=w.dtype)
     comp[..., 0, :] = np.stack([-a3, -a2, -a1, -a0], axis=-1) / a4[..., None]
     comp[..., 1, 0] = comp[..., 2, 1] = comp[..., 3, 2] = 1.0
@@ -103,6 +104,7 @@ def _quartic_roots_fast(w, beta, rho, zeta):
         df = ((4 * c[0] * x + 3 * c[1]) * x + 2 * c[2]) * x + c[3]
         x = x - np.where(df != 0, poly(x) / np.where(df != 0, df, 1.0), 0.0)
     ax = np.abs(x)
+    # a root is accepted when its residual is small against the size of the polynomial's terms
     scale = sum(np.abs(c[k]) * ax ** (4 - k) for k in range(5))
     bad = ~np.all(np.isfinite(x), axis=-1) | np.any(np.abs(poly(x)) > 1e-10 * scale, axis=-1)
     xs = np.sort_complex(np.where(np.isfinite(x), x, 0))
@@ -182,6 +184,7 @@ def _support(beta, rho, zeta):
     # away from 0; near w = 0 the companion matrix is ill-conditioned, so do not test there)
     inside[0] = beta == 1.0
     intervals = []
+    # a discriminant root between two inside intervals is a cusp, not an edge: merge them
     for k in np.flatnonzero(inside):
         if intervals and intervals[-1][1] == cand[k]:
             intervals[-1][1] = cand[k + 1]  # merge across a candidate that is not an edge
@@ -252,6 +255,7 @@ def interval_rule(intervals, n_nodes):
 def quadrature(beta, rho, zeta, n_nodes=_N_NODES):
     """The cached quadrature rule of :func:`sv_quadrature` for canonical (beta, rho), zeta > 0."""
     x, w = interval_rule(_panels(beta, rho, zeta), n_nodes)
+    # the density is evaluated once at the nodes: every integral over mu_zeta reuses it
     out = SVQuadrature(x=x, weights=w, density=_density_pos(x, beta, rho, zeta),
                        support=np.array(_support(beta, rho, zeta)).reshape(-1, 2))
     for arr in (out.x, out.weights, out.density, out.support):
@@ -373,12 +377,8 @@ def sv_hilbert(x, beta, rho, zeta):
 
     Parameters
     ----------
-    x : array_like
-        Real points.
-    beta, rho : float
-        Aspect and rank ratios (:math:`\beta<1` is transposed).
-    zeta : float
-        Noise variance :math:`\zeta>0`.
+    x, beta, rho, zeta
+        As in :func:`sv_density`.
 
     Returns
     -------
@@ -449,6 +449,7 @@ def rie_denoise(Y, zeta, rho):
     if zeta == 0:
         return Y.copy()
     beta, rho_c = canonical(L / d, rho)
+    # the formula is for d <= L: a tall matrix is denoised through its transpose
     A = Y.T if L < d else Y
     scale = (d * L) ** 0.25  # the singular values of Y / (dL)^(1/4) are of order one
     u, s, vt = np.linalg.svd(A / scale, full_matrices=False)
@@ -488,6 +489,8 @@ def denoising_mmse_large_beta(rho, zeta):
     z = check_array(zeta, "zeta")
     if np.any(z < 0):
         raise ValueError("zeta must be non-negative")
+    # zeta (1 - zeta g(-zeta)), g the Marchenko-Pastur transform of ratio 1/rho: the positive
+    # root of its quadratic, written out
     root = np.sqrt(1 + rho * ((z + 2) * rho * z + 2 * z + rho - 2))
     out = z - 0.5 * z * (root - (rho - 1) - z * rho)
     return float(out) if out.ndim == 0 else out
@@ -497,6 +500,8 @@ def denoising_mmse_large_beta(rho, zeta):
 def mmse_value(beta, rho, zeta):
     """The formula of :func:`denoising_mmse` for canonical (beta, rho) and zeta > 0 (cached)."""
     q = quadrature(beta, rho, zeta)
+    # mmse = zeta - zeta^2 / sqrt(beta) [ ... ] (thm-p2-mmse): the two Hilbert-transform terms
+    # of int s_hat^2 mu reduce to int mu^3 and int mu / x^2 by three identities
     # int mu^3 and int mu / x^2 over the symmetric density: twice the positive half
     bracket = 4 * np.pi**2 / (3 * beta) * 2 * np.sum(q.weights * q.density**3)
     if beta > 1:  # absent for square matrices

@@ -31,6 +31,7 @@ _N_NODES = 200  # Gauss-Legendre nodes per support interval (200 and 800 agree t
 
 def _cubic_roots(w, eta, zp):
     """Roots of eta zp g^3 + (eta w + zp) g^2 - (1 - eta - w) g + 1 (batched companion matrices)."""
+    # companion matrix: first row minus the lower coefficients over the leading one, eta zp
     C = np.zeros(w.shape + (3, 3), dtype=complex)
     C[..., 0, 0] = -(eta * w + zp) / (eta * zp)
     C[..., 0, 1] = (1 - eta - w) / (eta * zp)
@@ -41,7 +42,7 @@ def _cubic_roots(w, eta, zp):
 
 def _stieltjes(z, kappa, zeta):
     """g_Y(z) for Im z >= 0 (real points are lifted to x + 1e-9 i)."""
-    s = np.sqrt(kappa)
+    s = np.sqrt(kappa)  # S* = sqrt(kappa) x (unit Marchenko-Pastur): the cubic is in z / s
     z = np.asarray(z, dtype=complex)
     z = z.real + 1j * np.maximum(z.imag, _LIFT)  # the physical root is then the one with Im > 0
     roots = _cubic_roots(z / s, 1 / kappa, zeta / kappa)
@@ -116,14 +117,14 @@ def _mmse(kappa, zeta):
     """mmse^sym_kappa(zeta) by Gauss-Legendre in the angle variable of each support interval."""
     x, w = interval_rule(_support(kappa, zeta), _N_NODES)
     g = _stieltjes(x, kappa, zeta)
-    mu = np.clip(g.imag / np.pi, 0.0, None)
+    mu = np.clip(g.imag / np.pi, 0.0, None)  # Stieltjes inversion: density = Im g(x + i0) / pi
     if zeta <= 1:
         # zeta - (4 pi^2 / 3) zeta^2 int mu^3: both terms are O(zeta), no cancellation
         return float(zeta - 4 * np.pi**2 / 3 * zeta**2 * np.sum(w * mu**3))
     # for zeta > 1 the form above subtracts two terms of order zeta to leave one of order one;
     # instead use Pythagoras, mmse = (1/d) E|S*|^2 - (1/d) E|S_hat|^2 = (kappa + 1) - int xi^2 mu,
     # where kappa + 1 is the second moment of sqrt(kappa) MP(1/kappa)
-    xi = x + 2 * zeta * g.real
+    xi = x + 2 * zeta * g.real  # the symmetric RIE (Stein's lemma on the resolvent of Y)
     return float(kappa + 1 - np.sum(w * mu * xi**2))
 
 

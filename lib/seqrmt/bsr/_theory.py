@@ -95,7 +95,8 @@ def alpha_pr(beta, rho):
     """
     beta, rho = _canon(beta, rho)
     if rho >= 1:
-        return 1.0
+        return 1.0  # a generic matrix: all dL entries must be pinned down
+    # r(d + L - r) / (dL) with r = rho d, L = beta d; for L >> d the count is r L / (dL) = rho
     return rho if np.isinf(beta) else rho * (1 + beta - rho) / beta
 
 
@@ -164,6 +165,7 @@ def svt_risk(lam, beta, rho):
     lam = check_array(lam, "lam")
     if np.any(lam < 0):
         raise ValueError("lam must be non-negative")
+    # each value needs three Marchenko-Pastur integrals P(Lambda^2; k), k = 0, 1/2, 1
     _, risk, _ = _svt_terms(beta, rho)
     out = np.array([risk(float(v)) for v in lam.ravel()]).reshape(lam.shape)
     return float(out) if out.ndim == 0 else out
@@ -253,6 +255,7 @@ def ridge_error(alpha, delta, lam=None):
     """
     a = check_array(alpha, "alpha", positive=True)
     delta = check_nonnegative(delta, "delta")
+    # both forms come from the Marchenko-Pastur law of F^T F (ratio 1/alpha) at z = -lambda
     if lam is None:
         # positive root of m^2 + (alpha + Delta - 1) m - Delta = 0 (the Marchenko-Pastur quadratic)
         s = delta + a - 1
@@ -468,7 +471,7 @@ def bayes_optimal(alpha, beta, rho, delta=0.0, tol=1e-12, max_iter=200):
     0.0
     """
     alpha = check_positive(alpha, "alpha")
-    beta_c, rho_c = _canon(beta, rho)
+    beta_c, rho_c = _canon(beta, rho)  # the transposed problem has the same errors
     delta = check_nonnegative(delta, "delta")
     tol = check_positive(tol, "tol")
     max_iter = check_size(max_iter, "max_iter")
@@ -477,6 +480,7 @@ def bayes_optimal(alpha, beta, rho, delta=0.0, tol=1e-12, max_iter=200):
     if delta > 0 or alpha < a_pr:
         grid = scan_grid((1 + delta) / alpha, 1e-8 * (1 + delta) / alpha)
         zeta = solve_zeta(alpha, delta, mmse_fn, a_pr, grid, mmse_fn(grid), tol, max_iter)
+    # at the root alpha zeta = Delta + mmse(zeta): MMSE_S = mmse(zeta) = alpha zeta - Delta
     mmse = max(alpha * zeta - delta, 0.0)
     return BayesOptimalResult(zeta=zeta, mmse=mmse, test_error=delta + mmse, alpha=alpha,
                               beta=float(beta), rho=float(rho), delta=delta)
@@ -514,6 +518,7 @@ def bayes_optimal_curve(alphas, beta, rho, delta=0.0, tol=1e-10, max_iter=200):
     tol = check_positive(tol, "tol")
     max_iter = check_size(max_iter, "max_iter")
     mmse_fn, a_pr = _mmse_function(beta_c, rho_c), alpha_pr(beta_c, rho_c)
+    # one grid from the largest z_hi down to 1e-8 times the smallest: it brackets every root
     grid = scan_grid((1 + delta) / alphas.min(), 1e-8 * (1 + delta) / alphas.max())
     m_grid = mmse_fn(grid) if (delta > 0 or np.any(alphas < a_pr)) else None
     zetas = np.array([solve_zeta(a, delta, mmse_fn, a_pr, grid, m_grid, tol, max_iter)
@@ -561,12 +566,8 @@ def low_rank_bayes_optimal(abar, beta, delta=0.0, tol=1e-12, max_iter=200):
     Returns
     -------
     tuple of float
-        ``(q, mmse)`` with :math:`\mathrm{MMSE}_S=1-q`.
-
-    Raises
-    ------
-    ConvergenceError
-        If Brent's method does not converge.
+        ``(q, mmse)`` with :math:`\mathrm{MMSE}_S=1-q`; raises :class:`~seqrmt.ConvergenceError`
+        if the root is not polished in ``max_iter`` Brent iterations.
 
     Examples
     --------
@@ -581,6 +582,7 @@ def low_rank_bayes_optimal(abar, beta, delta=0.0, tol=1e-12, max_iter=200):
     max_iter = check_size(max_iter, "max_iter")
     if delta == 0 and abar >= 1:
         return 1.0, 0.0  # as many samples as factor entries: perfect recovery
+    # q_hat = abar / (Delta + 1 - q) runs from abar / (1 + Delta) (q = 0) to abar / Delta (q = 1)
     lo, hi = abar / (1 + delta), (abar / delta if delta > 0 else abar * 1e12)
     grid = np.geomspace(hi, lo, 400)
 
