@@ -8,10 +8,6 @@ one-draw samplers (so a driver that went back to sharing one stream would fail).
 import numpy as np
 import pytest
 
-from seqrmt import bsr
-from seqrmt.bsr import free_probability as fp
-from seqrmt.bsr import model as bsr_model
-from seqrmt.bsr import theory as bsr_theory
 from seqrmt._validation import check_seed
 from seqrmt.ensemble import spawn_generators
 
@@ -34,70 +30,6 @@ def test_root_accepts_seeds_sequences_generators_and_none():
             check_seed(bad)
 
 
-# ------------------------------------------------------------------------------------------ bsr
-def test_signal_plus_noise_singular_values_workers_and_children():
-    s1, o1 = fp.signal_plus_noise_singular_values(20, 2.0, 0.2, 0.3, 3, rng=5, oracle=True, jobs=1)
-    s2, o2 = fp.signal_plus_noise_singular_values(20, 2.0, 0.2, 0.3, 3, rng=5, oracle=True, jobs=2)
-    assert _same((s1, o1), (s2, o2))
-    plain = fp.signal_plus_noise_singular_values(20, 2.0, 0.2, 0.3, 3, rng=5, jobs=2)
-    for k, g in enumerate(spawn_generators(5, 3)):
-        S, Y = fp.sample_signal_plus_noise(20, 40, 4, 0.3, g)
-        u, s, vt = np.linalg.svd(Y)
-        scale = (20 * 40) ** 0.25
-        np.testing.assert_allclose(plain[k], s / scale, rtol=1e-12)
-        np.testing.assert_allclose(s1[k], s / scale, rtol=1e-12)
-        np.testing.assert_allclose(o1[k], np.diag(u.T @ S @ vt.T) / scale, atol=1e-12)
-
-
-def test_rie_error_monte_carlo_workers_and_children():
-    a = fp.rie_error_monte_carlo(30, 1.0, 0.5, 0.5, 3, rng=1, jobs=1)
-    b = fp.rie_error_monte_carlo(30, 1.0, 0.5, 0.5, 3, rng=1, jobs=2)
-    np.testing.assert_array_equal(a, b)
-    for k, g in enumerate(spawn_generators(1, 3)):
-        S, Y = fp.sample_signal_plus_noise(30, 30, 15, 0.5, g)
-        assert a[k] == pytest.approx(np.mean((fp.rie_denoise(Y, 0.5, 0.5) - S) ** 2), rel=1e-12)
-
-
-def test_svt_risk_monte_carlo_workers_and_children():
-    lam = np.array([0.5, 1.0])
-    a = bsr_theory.svt_risk_monte_carlo(20, 24, 3, 0.1, lam, 3, scale=10.0, rng=2, jobs=1)
-    b = bsr_theory.svt_risk_monte_carlo(20, 24, 3, 0.1, lam, 3, scale=10.0, rng=2, jobs=2)
-    assert _same(a, b)
-    rows = []
-    for g in spawn_generators(2, 3):
-        S = 10.0 * bsr_model._planted(20, 24, 3, g)[2]
-        Y = S + np.sqrt(0.1) * g.standard_normal((20, 24))
-        u, s, vt = np.linalg.svd(Y, full_matrices=False)
-        tau = lam * np.sqrt(0.1 * 21)
-        rows.append([np.sum(((u * np.maximum(s - t, 0)) @ vt - S) ** 2) / (0.1 * 20 * 24)
-                     for t in tau])
-    rows = np.array(rows)
-    np.testing.assert_allclose(a[0], rows.mean(axis=0), rtol=1e-12)
-    np.testing.assert_allclose(a[1], rows.std(axis=0, ddof=1) / np.sqrt(3), rtol=1e-9)
-
-
-def test_gd_on_independent_data_workers_and_children():
-    opts = dict(n_students=2, init="small", max_steps=40, record_every=10)
-    a = bsr.gd_on_independent_data(3, 60, 6, 5, 1, delta=0.1, return_data=True, rng=3, jobs=1,
-                                   **opts)
-    b = bsr.gd_on_independent_data(3, 60, 6, 5, 1, delta=0.1, return_data=True, rng=3, jobs=2,
-                                   **opts)
-    for (da, ra), (db, rb) in zip(a, b):
-        assert np.array_equal(da.X, db.X) and np.array_equal(ra.S, rb.S)
-        assert np.array_equal(ra.error, rb.error)
-    for (data, res), g in zip(a, spawn_generators(3, 3)):
-        ref_data = bsr.sample_bsr(60, 6, 5, 1, 0.1, g)
-        ref = bsr.gd_factorized(ref_data.X, ref_data.y, 1, S_true=ref_data.S, rng=g, **opts)
-        assert np.array_equal(data.X, ref_data.X) and np.array_equal(res.S, ref.S)
-
-
-def test_interpolator_comparison_workers_bit_identical():
-    opts = dict(init="small", max_steps=100, tol=1e-10)
-    a = bsr.interpolator_comparison(2, 30, 5, 5, 1, [1], rng=4, jobs=1, **opts)
-    b = bsr.interpolator_comparison(2, 30, 5, 5, 1, [1], rng=4, jobs=2, **opts)
-    assert sorted(a) == sorted(b)
-    for key in a:
-        np.testing.assert_array_equal(a[key], b[key])
 
 
 # ------------------------------------------------------------------------------------ dyson.dbm
