@@ -26,7 +26,9 @@ def memorisation_error(F, y, gamma):
 
     It is the mean squared residual :math:`\frac1n\|y-F^\top w^*\|^2` of the ridge read-out
     :math:`w^*=(FF^\top+n\gamma I)^{-1}Fy`, since :math:`y-F^\top w^*=\gamma(F^\top F/n+\gamma I)^{-1}y`.
-    Computed from one thin SVD of ``F``, so an array of ridges costs no more than one.
+    Computed from one eigendecomposition of the smaller of :math:`FF^\top` and :math:`F^\top F`, so
+    an array of ridges costs no more than one (when :math:`q<n`, directions whose squared singular
+    value is below :math:`10^{-12}` of the largest count as outside the row space).
 
     Parameters
     ----------
@@ -53,12 +55,21 @@ def memorisation_error(F, y, gamma):
     n = F.shape[1]  # tokens are the columns: Q is n x n whatever the number q of features
     y = check_array(y, "y", ndim=1, shape=(n,))
     gam = check_array(gamma, "gamma", positive=True)
-    # F^T F / n = V diag(sv^2 / n) V^T on the row space of F, zero on its orthogonal complement
-    _, sv, vt = np.linalg.svd(F, full_matrices=False)
-    proj = (vt @ y) ** 2
+    # F^T F / n = V diag(sv^2 / n) V^T on the row space of F, zero on its orthogonal complement;
+    # the eigendecomposition of the smaller Gram matrix is a few times cheaper than an SVD
+    q = F.shape[0]
+    if q < n:
+        sv2, U = np.linalg.eigh(F @ F.T)
+        keep = sv2 > 1e-12 * max(sv2[-1], 1e-300)  # directions of the row space only
+        sv2, U = sv2[keep], U[:, keep]
+        proj = (U.T @ (F @ y)) ** 2 / sv2  # (v_i . y)^2 with v_i = F^T u_i / sv_i
+    else:
+        sv2, V = np.linalg.eigh(F.T @ F)
+        sv2 = np.clip(sv2, 0.0, None)
+        proj = (V.T @ y) ** 2
     # the part of y outside the row space of F is not fitted at all: (gamma Q) acts as the identity
     rest = max(float(y @ y - proj.sum()), 0.0)
     g = gam.reshape(-1, 1)
     # gamma Q y has the component (gamma / (sv^2/n + gamma)) (v_i . y) along each right singular vector
-    err = (np.sum(proj * (g / (sv**2 / n + g)) ** 2, axis=1) + rest) / n
+    err = (np.sum(proj * (g / (sv2 / n + g)) ** 2, axis=1) + rest) / n
     return float(err[0]) if gam.ndim == 0 else err.reshape(gam.shape)
