@@ -20,8 +20,8 @@
    which names the licences on every page and on the page after the PDF's title page.
 6. The PDF (``jupyter-book build . --builder pdflatex``): LaTeX-only post-transforms
    (braced ``_\\mathcal F`` scripts, exercise and proof boxes, API equations and
-   signatures that fit the line), a ``bbm.sty`` stub, and, in the HTML build, a copy of
-   ``_build/latex/book.pdf`` (when built) next to ``index.html``.
+   signatures that fit the line), a ``bbm.sty`` stub; and the PDF on the site, in either
+   order of the two builds (see ``publish_pdf``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ import copy
 import importlib.util
 import pathlib
 import re
+import shlex
 import shutil
+import sys
 
 import yaml
 
@@ -489,16 +491,47 @@ class ApiLayoutForLatex(SphinxPostTransform):
                     parent.insert(index + offset, node)
 
 
-def book_pdf(app: Sphinx) -> pathlib.Path:
-    """Where ``jupyter-book build . --builder pdflatex`` writes the PDF (``_build/latex/book.pdf``)."""
-    return pathlib.Path(app.outdir).parent / "latex" / "book.pdf"
+# The whole book as one PDF on the site. Every page loads _static/seqrmt-pdf.js, which says
+# whether the site holds book.pdf; _static/seqrmt-phone.js then adds "Whole book (PDF)" to the
+# download menu. No page asks the server for a book.pdf that may not be there (a 404 in every
+# page's console). The HTML build writes the file (copying a PDF built before it); the PDF is
+# made after Sphinx, by jupyter-book's `make all-pdf` in _build/latex, so the LaTeX build adds
+# a step to that Makefile that copies book.pdf to _build/html and rewrites the file. Either
+# order of `jupyter-book build .` and `jupyter-book build . --builder pdflatex` ends with the
+# PDF offered.
+PDF_FLAG = "seqrmt-pdf.js"
 
 
-def copy_pdf(app: Sphinx, exception) -> None:
-    """HTML build: copy the built PDF next to ``index.html`` (``_static/seqrmt-phone.js`` then
-    offers it in the download menu)."""
-    if exception is None and app.builder.format == "html" and book_pdf(app).is_file():
-        shutil.copy2(book_pdf(app), pathlib.Path(app.outdir) / "book.pdf")
+def publish_pdf(latex_dir: pathlib.Path, html_dir: pathlib.Path) -> bool:
+    """Copy ``latex_dir/book.pdf`` (when built) to ``html_dir`` and write
+    ``html_dir/_static/seqrmt-pdf.js``; returns whether the site holds the PDF."""
+    if (latex_dir / "book.pdf").is_file():
+        shutil.copy2(latex_dir / "book.pdf", html_dir / "book.pdf")
+    held = (html_dir / "book.pdf").is_file()
+    (html_dir / "_static").mkdir(parents=True, exist_ok=True)
+    (html_dir / "_static" / PDF_FLAG).write_text(
+        "// written by _ext/seqrmt_site.py (publish_pdf): does this site hold book.pdf?\n"
+        f"window.seqrmtBookPdf = {'true' if held else 'false'};\n"
+        "if (window.seqrmtOfferPdf) window.seqrmtOfferPdf();\n", encoding="utf-8")
+    return held
+
+
+def pdf_on_site(app: Sphinx, exception) -> None:
+    """HTML build: publish the PDF built before (or say there is none). LaTeX build: make
+    ``make all-pdf`` publish it once built, if the HTML site is there."""
+    out = pathlib.Path(app.outdir)
+    if app.builder.format == "html":
+        publish_pdf(out.parent / "latex", out)  # also after a failed build: pages load the file
+    elif app.builder.name == "latex" and exception is None and (out / "Makefile").is_file():
+        # make's recipes are shell lines, where $ is written $$
+        command = " ".join(shlex.quote(str(a)).replace("$", "$$") for a in (
+            sys.executable, __file__, out, out.parent / "html"))
+        with open(out / "Makefile", "a", encoding="utf-8") as makefile:
+            makefile.write("\n# _ext/seqrmt_site.py: the HTML site offers the PDF once it is built\n"
+                           "all-pdf: seqrmt-publish-pdf\n"
+                           "seqrmt-publish-pdf: $(ALLPDF)\n"
+                           f"\t@{command}\n"
+                           ".PHONY: seqrmt-publish-pdf\n")
 
 
 class ExerciseRefsForLatex(SphinxPostTransform):
@@ -545,7 +578,13 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", set_version_and_licence)
     app.connect("builder-inited", disambiguate_years, priority=800)
     app.connect("builder-inited", copy_mathjax)
-    app.connect("build-finished", copy_pdf)
+    app.add_js_file(PDF_FLAG)
+    app.connect("build-finished", pdf_on_site)
     # html-page-context stops at the first handler that returns a template name, so run early
     app.connect("html-page-context", dedupe_inline_scripts, priority=1)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":  # the step `make all-pdf` runs: python seqrmt_site.py LATEX_DIR HTML_DIR
+    if pathlib.Path(sys.argv[2]).is_dir():  # no HTML build yet: it will copy the PDF itself
+        publish_pdf(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]))

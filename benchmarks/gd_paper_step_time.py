@@ -5,7 +5,7 @@
 Runs ``bsr.gd_on_independent_data`` with the paper's d = 100, alpha = 0.3, rho = 0.2 for 200 and
 400 steps (one data set, one student, no early stop) and prints the difference per step: the set-up
 cost cancels. 2.6's paper preset trains 64 students for at most 50,000 steps, so the paper-size
-cell costs at most 64 x 50,000 x (this time); ``scripts/paper_times.py`` quotes it.
+cell costs at most 64 x 50,000 x (this time).
 """
 
 import time

@@ -821,8 +821,6 @@ EXEMPT = {
     "data.shakespeare_dataset": "downloads or reads the full corpus (tests/test_data.py)",
     "nanogpt.main": "command line: argparse reports bad options (tests/test_nanogpt.py)",
     "nanogpt.key_spectra.KeySpectraRuns.save": "writes a file (tests/test_nanogpt_key_spectra.py)",
-    "paper.run_paper": "starts a Jupyter kernel; arguments checked in tests/test_paper.py",
-    "paper.main": "command line: bad options give exit status 2 (tests/test_paper.py)",
     "ntp.ufm_runs.UFMGeometryRuns": "result container (a record filled by library functions)",
     "ntp.ufm_runs.UFMGeometryRuns.save": "writes a file (tests/test_ntp_ufm_runs.py)",
     "ntp.ufm_runs.ufm_geometry_runs": "trains for minutes at its defaults; validated on a small corpus "

@@ -7,7 +7,7 @@ page contents; in one browser session; and asserts that there is no finding. Bui
 first::
 
     jupyter-book build . -W -n --keep-going
-    python -m pytest tests -p no:cacheprovider -o addopts="" -q -n 0 -k browser
+    python -m pytest -m needs_build tests/test_browser.py
 
 Skipped when the build or the browser (selenium, /usr/bin/chromium, /usr/bin/chromedriver)
 is missing, except under ``CI=true``, where that is a failure. ``SEQRMT_SITE`` points at
@@ -24,6 +24,8 @@ import pathlib
 import time
 
 import pytest
+
+pytestmark = pytest.mark.needs_build  # run after the builds: pytest -m needs_build
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SITE = pathlib.Path(os.environ.get("SEQRMT_SITE", ROOT / "_build" / "html"))

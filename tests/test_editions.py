@@ -65,10 +65,21 @@ def test_edition_notebooks_are_current():
     )
 
 
+def _notebooks(folder: pathlib.Path) -> list[pathlib.Path]:
+    """``<part>/<name>.ipynb`` under ``folder``: JupyterLab's copies of the notebooks it opened
+    (``<part>/.ipynb_checkpoints/<name>-checkpoint.ipynb``) are not notebooks of the book."""
+    return sorted(folder.glob("*/*.ipynb"))
+
+
 def _edition_notebooks(edition: str) -> list[pathlib.Path]:
-    paths = sorted((ROOT / "editions" / edition / "notebooks").glob("*/*.ipynb"))
-    assert len(paths) == len(sorted((ROOT / "notebooks").glob("*/*.ipynb")))
+    paths = _notebooks(ROOT / "editions" / edition / "notebooks")
+    assert len(paths) == len(_notebooks(ROOT / "notebooks"))
     return paths
+
+
+def _with_solutions(folder: pathlib.Path, book) -> set[str]:
+    """The notebooks under ``folder`` in which the student-edition check finds solution text."""
+    return {f.split(":")[0] for f in ed.check_student(_notebooks(folder), book)}
 
 
 @pytest.mark.parametrize("edition", ed.EDITIONS)
@@ -104,9 +115,20 @@ def test_student_notebooks_hold_no_solution_text(book):
     student = ed.check_student([ROOT / "editions" / "student"], book)
     assert not student, "\n".join(student[:10])
     # the check can fail: every reader notebook with a solution is caught
-    reader = ed.check_student([ROOT / "editions" / "reader"], book)
-    caught = {f.split(":")[0] for f in reader}
+    caught = _with_solutions(ROOT / "editions" / "reader" / "notebooks", book)
     assert len(caught) == len(_edition_notebooks("reader")), sorted(caught)
+
+
+def test_jupyterlab_checkpoints_are_not_counted_as_notebooks(book, tmp_path):
+    """Opening the reader notebooks in JupyterLab, as the README suggests, leaves a checkpoint
+    copy of each: the reader count above must stay one per notebook (it read ``50 == 25``)."""
+    first = _edition_notebooks("reader")[0]
+    part = tmp_path / first.parent.name
+    (part / ".ipynb_checkpoints").mkdir(parents=True)
+    shutil.copy(first, part / first.name)
+    shutil.copy(first, part / ".ipynb_checkpoints" / f"{first.stem}-checkpoint.ipynb")
+    assert _notebooks(tmp_path) == [part / first.name]
+    assert _with_solutions(tmp_path, book) == {str(part / first.name)}
 
 
 def test_every_exercise_has_a_level(book):

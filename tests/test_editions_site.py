@@ -13,7 +13,8 @@ numbering) and its reference texts. This test reads every notebook page of the H
 * the launch buttons (Binder, Colab) and the ".ipynb" download serve the edition notebook
   (``SEQRMT_EDITION=student`` with ``SEQRMT_SITE=_build/student/html`` for the student site).
 
-Run after ``jupyter-book build .``; skipped when there is no build, except under ``CI=true``.
+Run after ``jupyter-book build .`` (``pytest -m needs_build tests/test_editions_site.py``); skipped
+when there is no build, except under ``CI=true``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import re
 import sys
 
 import pytest
+
+pytestmark = pytest.mark.needs_build  # run after the builds: pytest -m needs_build
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SITE = pathlib.Path(os.environ.get("SEQRMT_SITE", ROOT / "_build" / "html"))

@@ -3,7 +3,7 @@
 Build it first (TeX: see .ci/run for the Debian packages)::
 
     jupyter-book build . --builder pdflatex     # -> _build/latex/book.pdf
-    python -m pytest tests/test_pdf.py -p no:cacheprovider -o addopts="" -q
+    python -m pytest -m needs_build tests/test_pdf.py
 
 The checks read the LaTeX log next to the PDF and the PDF's text (``pdftotext`` from
 poppler-utils): no LaTeX error (``! ...`` lines) and no undefined macro; no raw MyST markup
@@ -28,6 +28,8 @@ import subprocess
 
 import pytest
 import yaml
+
+pytestmark = pytest.mark.needs_build  # run after the builds: pytest -m needs_build
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PDF = pathlib.Path(os.environ.get("SEQRMT_PDF", ROOT / "_build" / "latex" / "book.pdf"))
