@@ -159,30 +159,22 @@ def _sq(x):
 REGISTRY = {
     # ---------------------------------------------------------------- rmt
     "rmt.mp_edges": dict(ratio=0.5, var=1.0),
-    "rmt.mp_atom": dict(ratio=2.0),
     "rmt.mp_density": dict(x=np.array([0.5, 1.0]), ratio=0.5, var=1.0, _ok="x:neg x:zero x:ndim"),
     "rmt.mp_cdf": dict(x=np.array([0.5, 1.0]), ratio=0.5, var=1.0, _ok="x:neg x:zero x:ndim"),
     "rmt.mp_stieltjes": dict(z=np.array([-1.0 + 0.5j]), ratio=0.5, var=1.0, _ok="z:*"),
-    "rmt.semicircle_edges": dict(var=1.0),
     "rmt.semicircle_density": dict(x=np.array([0.0, 0.5]), var=1.0, _ok="x:neg x:zero x:ndim"),
     "rmt.semicircle_cdf": dict(x=np.array([0.0, 0.5]), var=1.0, _ok="x:neg x:zero x:ndim"),
     "rmt.semicircle_stieltjes": dict(z=np.array([1.0 + 1.0j]), var=1.0, _ok="z:*"),
-    "rmt.stieltjes_inversion": dict(stieltjes=lambda z: seqrmt.rmt.mp_stieltjes(z, 1.0),
-                                    x=np.array([1.0]), eps=1e-6, _ok="x:neg x:zero x:ndim"),
     "rmt.empirical_stieltjes": dict(eigs=np.array([1.0, 2.0]), z=np.array([1.0j]),
                                     _ok="eigs:neg eigs:zero eigs:ndim z:*"),
     "rmt.sample_covariance_eigs": dict(d=4, n=8, rng=0, entries="rademacher"),
     "rmt.solve_delta": dict(population_eigs=np.ones(4), n=8.0, z=0.1),  # real n: only d/n enters
     "rmt.mp_resolvent_moments": dict(lam=1.0, ratio=0.5),
-    "rmt.deterministic_equivalent": dict(population_eigs=np.ones(4), n=8, z=0.5),
-    "rmt.sample_resolvent": dict(d=4, n=8, z=0.5, rng=0),
     "rmt.deterministic_equivalent_stieltjes": dict(population_eigs=np.ones(4), n=8,
                                                    w=np.array([1.0 + 0.1j]), _ok="w:*"),
     "rmt.ridge_delta": dict(eta=0.5, gamma=0.1),
     "rmt.ridge_tau": dict(eta=0.5, gamma=0.1),
     "rmt.ridge_equivalent": dict(eta=1.5, gamma=0.5),
-    "rmt.trace_lemma_gap": dict(A=np.eye(3), n_trials=2, rng=0),
-    "rmt.loglog_fit": dict(x=np.array([1.0, 10.0]), y=np.array([1.0, 0.1]), y_se=np.array([0.1, 0.01])),
     "rmt.ks_distance": dict(samples=np.zeros(4), cdf=lambda x: (x >= 0).astype(float),
                             _ok="samples:neg samples:zero samples:ndim"),
     # rmt.ridge_resolvent_de (appended for Chapter 5.1, masked regression)
@@ -229,51 +221,11 @@ REGISTRY = {
     "lgm.expected_softmax_sq_norm": dict(k=3, rho=0.9, n_nodes=10),
     "lgm.context_theory": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=8, n=50,
                                gamma=1.0),
-    "lgm.context_variance_split": dict(theory=lambda: seqrmt.lgm.context_theory(
-        np.full((3, 4), 1 / 3), np.ones(4), 8, 50, 0.1)),
-    "lgm.context_train_error_uniform": dict(s=0.5, d=8, c=8, n=50, gamma=0.1),
-    "lgm.sample_context_data": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6, n=20,
-                                    rng=0),
-    "lgm.context_predictions": dict(Z=np.eye(3)[:, :2] + 0.1, counts=np.array([[2, 1], [1, 3]]),
-                                    gamma=0.5),
-    "lgm.shrinkage_estimate": dict(m=np.array([[0.4, 0.7], [0.3, 0.1]]), P=_P2,
-                                   _ok="m:neg m:zero m:ndim"),
     "lgm.simulate_context_model": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6, n=20,
-                                       gamma=0.5, n_trials=2, rng=0),
-    "lgm.means_from_gram": dict(gram=_SPD2, d=3, rng=0),
+                                       rng=0, counts="multinomial"),
     "lgm.mixture_theory": dict(M=np.eye(3)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20,
                                gamma=0.5),
-    "lgm.simulate_mixture_model": dict(M=np.eye(3)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=10,
-                                       gamma=0.5, n_trials=2, rng=0),
-    "lgm.mixture_limits": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20),
-    "lgm.mixture_test_error_talk": dict(M=np.eye(6)[:, :2], P=_P2, n=20, gamma=0.5),
     "lgm.mixture_optimal_ridge": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20),
-    # lgm: Model 1 batch drivers and figures (short notebook cells, helper cellsA)
-    "lgm.simulate_context_batches": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6, n=20,
-                                         gamma=0.5, n_trials=4, rng=0, n_batches=2),
-    "lgm.context_batch_shrinkage": dict(batches=lambda: _context_batches(), P=np.full((3, 4), 1 / 3),
-                                        groups=[np.array([True, True, False, False]),
-                                                np.array([False, False, True, True])]),
-    "lgm.context_batch_variance": dict(batches=lambda: _context_batches()),
-    "lgm.context_variance_curve": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6,
-                                       n=np.array([20, 200]), gamma=0.5),
-    "lgm.context_variance_vs_samples": dict(P=np.full((3, 4), 1 / 3), weights=np.ones(4), d=6,
-                                            samples_per_context=np.array([2, 5]), gamma=0.5,
-                                            n_trials=4, rng=0, n_batches=2),
-    "lgm.context_gaps": dict(sim=lambda: _context_batches()[0],
-                             reference=np.array([[0.5, 0.3]]), gamma=np.array([0.5])),
-    "lgm.context_group_moments": dict(
-        batches=lambda: _context_batches(),
-        theories=lambda: [seqrmt.lgm.context_theory(np.full((3, 4), 1 / 3), np.ones(4), 6, 20, 0.5)],
-        P=np.full((3, 4), 1 / 3), groups=[np.array([True, True, False, False]),
-                                          np.array([False, False, True, True])]),
-    "lgm.mixture_error_curves": dict(M=np.eye(6)[:, :2], pi=np.array([0.5, 0.5]), P=_P2, n=20,
-                                     gamma=np.array([0.1, 1.0])),
-    "lgm.mixture_test_error_deviations": dict(G=_SPD2, pi=np.array([0.5, 0.5]), P=_P2,
-                                              n=np.array([8, 12]), gamma=0.5, n_trials=2, rng=0),
-    "lgm.context_second_moment_gap": dict(
-        batches=lambda: _context_batches(),
-        theories=lambda: [seqrmt.lgm.context_theory(np.full((3, 4), 1 / 3), np.ones(4), 6, 20, 0.5)]),
     # ---------------------------------------------------------------- runtime, stats
     "runtime.preset": dict(book=2, paper=5, _ok="book:* paper:*"),  # any values, returned as is
     "stats.loglog_fit": dict(x=np.array([1.0, 10.0, 100.0]), y=np.array([1.0, 0.1, 0.01]),
@@ -296,9 +248,6 @@ REGISTRY = {
         samples=np.random.default_rng(0).normal(size=40), statistic=np.mean, n_batches=4),
     "dyson.jackknife": dict(
         samples=np.random.default_rng(0).normal(size=40), statistic=np.mean, n_groups=4),
-    "lgm.pool_context_simulations": dict(sims=lambda: [
-        seqrmt.lgm.simulate_context_model(np.full((3, 4), 1 / 3), np.ones(4), 6, 20, [0.1], 2, rng=s)
-        for s in (1, 2)]),
     "runtime.scale": dict(),
     # ---------------------------------------------------------------- bsr
     "bsr.sample_bsr": dict(n=20, d=4, L=3, r=1, delta=0.0, rng=0),
@@ -718,12 +667,6 @@ REGISTRY = {
 }
 
 
-def _context_batches():
-    """Two batches of two trials of Model 1 (c=4, k=3, one ridge value)."""
-    return seqrmt.lgm.simulate_context_batches(np.full((3, 4), 1 / 3), np.ones(4), 6, 20, [0.5],
-                                               4, rng=0, n_batches=2)
-
-
 def _tiny_dataset():
     text = "to be or not to be, that is the question. " * 30
     tok = seqrmt.data.CharTokenizer(text)
@@ -759,8 +702,7 @@ REGISTRY.update({
 EXEMPT = {
     # result containers: built by library functions from checked inputs, plain records
     **dict.fromkeys([
-        "rmt.RidgeEquivalent", "lgm.ContextTheory", "lgm.ContextSimulation", "lgm.MixtureTheory",
-        "lgm.MixtureSimulation", "lgm.MixtureLimits", "bsr.BSRData",
+        "lgm.ContextTheory", "lgm.MixtureTheory", "bsr.BSRData",
         "bsr.SVQuadrature", "bsr.BayesOptimalResult",
         "bsr.LowRankResult", "bsr.GampRieResult", "bsr.GDResult",
         "ntp.LinearRun", "ntp.UFMRun", "ntp.LogitComparison",
@@ -803,10 +745,6 @@ EXEMPT = {
     "dyson.plot_width_scan": "draws on matplotlib Axes (tests/test_teacher_student.py)",
     "dyson.plot_width_ratio": "draws on a matplotlib Axes (tests/test_teacher_student.py)",
     "dyson.plot_levels": "draws on a matplotlib Axes (tests/test_fokker_planck.py)",
-    **dict.fromkeys([
-        "lgm.plot_context_mean_spread", "lgm.plot_variance_vs_samples",
-        "lgm.plot_context_ridge_path", "lgm.plot_mixture_ridge_path",
-    ], "draws on matplotlib Axes; validation tested in tests/test_lgm_context_batches.py"),
     # ntp figure helpers whose argument is a sequence of (label, arrays...) tuples: no fuzzable
     # form (np.asarray of it is ragged); tests/test_ntp_figures.py checks their validation
     "ntp.embedding_norm_panel": "draws on a matplotlib Axes; models is a sequence of "
@@ -1154,7 +1092,7 @@ def _call_with_limit(f, *args):
 
 
 def test_small_fixes():
-    from seqrmt.lgm import shrinkage_estimate
+    from seqrmt.lgm import context_theory
     from seqrmt.ntp import ntp_svm_frobenius
 
     with pytest.raises(ValueError, match=r"\bP\b"):  # used to leak an IndexError
@@ -1165,7 +1103,7 @@ def test_small_fixes():
         with pytest.raises(ValueError, match=r"\bx\b"):  # ccdf(nan) used to return 1.0
             _powerlaw_fit().ccdf(x)
     with pytest.raises(ValueError, match=r"\bP\b"):  # columns of P must be distributions
-        shrinkage_estimate(np.ones((2, 2)), np.array([[0.5, 2.0], [0.1, 0.0]]))
+        context_theory(np.array([[0.5, 2.0], [0.1, 0.0]]), np.ones(2), 2, 10, 0.1)
 
 
 @pytest.mark.parametrize("call, name", [

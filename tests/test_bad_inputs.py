@@ -29,14 +29,6 @@ def test_ks_distance_refuses_a_non_finite_cdf(bad):
         rmt.ks_distance(x, lambda t: np.where(t > 0.4, bad, t))
 
 
-def test_stieltjes_inversion_refuses_a_nan_transform():
-    x = np.linspace(0.5, 1.5, 5)
-    good = rmt.stieltjes_inversion(lambda z: rmt.mp_stieltjes(z, 0.5), x)
-    assert np.all(np.isfinite(good))
-    with pytest.raises(ValueError, match=r"\bstieltjes\b"):
-        rmt.stieltjes_inversion(lambda z: rmt.mp_stieltjes(z, 0.5) * np.nan, x)
-
-
 def test_fokker_planck_mean_refuses_a_nan_observable():
     from seqrmt.dyson import fokker_planck_mean
 

@@ -116,8 +116,8 @@ def test_task_transform_is_chapter_one_fixed_point_and_its_derivative():
     C = np.diag(s)
     r = icl.icl_error(C, C, ALPHA, 2.0, 3.0, RHO)
     assert r.xi == 0 and r.nu == pytest.approx(s.mean() + RHO)
-    _, qbar = rmt.deterministic_equivalent(s, 40, r.nu)
-    assert r.M == pytest.approx(qbar.mean(), rel=1e-10)
+    delta = rmt.solve_delta(s, 40, r.nu)
+    assert r.M == pytest.approx(np.mean(1 / (s / (1 + delta) + r.nu)), rel=1e-10)  # (1/d) Tr Qbar
     h = 1e-5  # nu moves with rho one for one
     up, down = (icl.icl_error(C, C, ALPHA, 2.0, 3.0, RHO + e).M for e in (h, -h))
     assert r.dM == pytest.approx((up - down) / (2 * h), rel=1e-6)
