@@ -111,6 +111,12 @@ def _subspace():
     return SubspaceF(np.eye(2), [[1, 1], [1, 0], [0, 1]])
 
 
+def _lora_moments():
+    from seqrmt.frontiers.transfer import alpha_lora_moments
+
+    return alpha_lora_moments(1000, 200, 100, 1.0, 1.5, 0.3, 1.0, 1.0)
+
+
 def _train_result():
     from seqrmt.nanogpt import TrainResult
 
@@ -173,33 +179,40 @@ REGISTRY = {
                             _ok="samples:neg samples:zero samples:ndim"),
     # rmt.ridge_resolvent_de (appended for Chapter 5.1, masked regression)
     "rmt.ridge_resolvent_de": dict(Sigma=np.array([[1.0, 0.5], [0.5, 1.0]]), n=5, lam=0.1),
-    # ---------------------------------------------------------------- frontiers.masked (5.1)
-    "frontiers.masked.ar1_covariance": dict(d=4, r=0.5),
-    "frontiers.masked.masked_predictor": dict(C=np.array([[1.0, 0.5], [0.5, 1.0]]), lam=0.1),
-    "frontiers.masked.masked_ridge": dict(X=np.random.default_rng(0).standard_normal((6, 3)),
-                                          lam=0.1),
-    "frontiers.masked.masked_ridge_errors": dict(
-        X=np.random.default_rng(0).standard_normal((6, 3)), lam=0.1, Sigma=np.eye(3)),
+    # ---------------------------------------------------------------- frontiers (Part 5): the laws
     "frontiers.masked.masked_ridge_theory": dict(Sigma=np.eye(3), n=5, lam=0.1),
-    "frontiers.masked.isotropic_masked_errors": dict(gamma=0.5, lam=0.1),
-    "frontiers.masked.masked_population_error": dict(Sigma=np.array([[1.0, 0.5], [0.5, 1.0]])),
-    "frontiers.masked.masked_ridge_spectrum": dict(
-        X=np.random.default_rng(0).standard_normal((6, 3)), lam=0.1),
-    "frontiers.masked.spiked_masked_top": dict(theta=2.0, gamma=0.5, lam=0.5),
-    # frontiers.masked: notebook drivers and table (short-cells task, 5.1)
-    "frontiers.masked.masked_ridge_experiment": dict(Sigma=np.eye(3), n=5,
-                                                     lam=np.array([0.1, 1.0]), n_sets=2, rng=0),
-    "frontiers.masked.finite_size_gaps": dict(Sigma=np.eye(3), n=5, lam=np.array([0.1, 1.0]),
-                                              n_sets=2, rng=0),
-    "frontiers.masked.spiked_experiment": dict(u=np.array([1.0, 0.0, 0.0]),
-                                               theta=np.array([0.5, 2.0]), n=6, lam=0.5,
-                                               n_sets=2, rng=0),
-    "frontiers.masked.spiked_table": dict(theta=np.array([2.0, 3.0]),
-                                          top=np.array([[0.70, 0.72], [0.76, 0.77]]),
-                                          overlap=np.array([[0.6, 0.7], [0.8, 0.82]]),
-                                          overlap_pca=np.array([[0.6, 0.7], [0.8, 0.82]]),
-                                          gamma=0.5, lam=0.5),
+    "frontiers.masked.spiked_masked_top": dict(theta=2.0, gamma=0.5, lam=0.5,
+                                               _ok="theta:zero"),  # no spike: the bulk edge
+    "frontiers.attention.memorisation_error": dict(F=np.arange(12.0).reshape(3, 4),
+                                                   y=np.array([1.0, -1.0, 1.0, 1.0]), gamma=0.1),
+    "frontiers.icl.icl_error": dict(C_train=np.eye(4), C_test=np.eye(4), alpha=1.0, kappa=1.0,
+                                    tau=2.0, rho=0.1, _ok="rho:zero"),
+    "frontiers.transfer.l2sp_coefficients": dict(tau=0.25, gamma_s=0.5),
+    "frontiers.transfer.target_risk": dict(lam=0.5, gamma_t=2.0, sigma_t2=0.25, distance_sq=1.0,
+                                           _ok="sigma_t2:zero distance_sq:zero"),
+    "frontiers.transfer.transfer_optimal_penalty": dict(rho=0.5, gamma_s=0.5, snr=2.0,
+                                                        _ok="rho:*"),  # rho <= 0 gives inf
+    "frontiers.transfer.alpha_lora_moments": dict(N=1000, n=200, p=100, mu=1.0, mu_orth=1.5,
+                                                  beta=0.3, gamma_pre=1.0, gamma=1.0,
+                                                  variant="corrected", _ok="mu_orth:zero beta:*"),
+    "frontiers.transfer.alpha_lora_source_norm_sq": dict(N=1000, p=100, mu=1.0, gamma_pre=1.0,
+                                                          variant="corrected"),
+    "frontiers.transfer.AlphaLoRAMoments.mean": dict(_self=_lora_moments, alpha=0.5,
+                                                     _ok="alpha:*"),  # any real rescaling
+    "frontiers.transfer.AlphaLoRAMoments.second_moment": dict(_self=_lora_moments, alpha=0.5,
+                                                              _ok="alpha:*"),
+    "frontiers.transfer.AlphaLoRAMoments.accuracy": dict(_self=_lora_moments, alpha=0.5,
+                                                         _ok="alpha:*"),
+    "frontiers.features.mixture_data": dict(n=6, p=4, mean_norm=2.0, rng=0),
+    "frontiers.features.relu_kernel": dict(X=np.arange(1.0, 13.0).reshape(3, 4) / 10),
+    "frontiers.features.random_features_training_error": dict(
+        Phi=np.eye(3) + 0.1, y=np.array([1.0, -1.0, 1.0]), n_features=4, gamma=0.5),
+    "frontiers.pls.two_view_data": dict(n=5, p=3, q=4, t_x=1.0, t_y=2.0, rng=0),
+    "frontiers.pls.pls_spike": dict(t_x=1.0, t_y=1.0, c_x=0.5, c_y=0.75,
+                                    _ok="t_x:zero t_y:zero"),  # one-sided or no signal
     # rmt additions for Chapter 5 (helper P5b)
+    "rmt.coresolvent_stieltjes": dict(ratio=0.5, gamma=0.1),
+    "rmt.ridge_memorisation_error": dict(ratio=0.5, snr=1.0, gamma=0.1, _ok="snr:zero"),
     "rmt.hermite_coefficients": dict(f=np.tanh, n_nodes=20),
     "rmt.semicircle_free_convolution": dict(stieltjes=lambda w: 1.0 / (1.0 - w), var=1.0,
                                             z=np.array([0.3 + 0.5j])),
@@ -530,76 +543,6 @@ REGISTRY = {
     "dyson.powerlaw_tail_fit": dict(
         x=lambda: 1 + np.random.default_rng(0).pareto(1.5, size=200), xmin=1.0, min_tail=10,
         _ok="x:ndim"),
-    # ---------------------------------------------------------------- frontiers.icl (P5c)
-    "frontiers.icl.power_law_covariance": dict(d=4, exponent=1.0, _ok="exponent:zero"),
-    "frontiers.icl.task_resolvent_trace": dict(eigs=np.ones(4), kappa=1.0, nu=0.5,
-                                               _ok="eigs:zero"),  # C = 0 is a valid covariance
-    "frontiers.icl.icl_error": dict(C_train=np.eye(4), C_test=np.eye(4), alpha=1.0, kappa=1.0,
-                                    tau=2.0, rho=0.1, _ok="rho:zero"),
-    "frontiers.icl.icl_error_infinite": dict(C_train=np.eye(4), C_test=np.eye(4), alpha=1.0,
-                                             rho=0.1, _ok="rho:zero"),
-    "frontiers.icl.alignment": dict(C_train=np.eye(4), C_test=np.eye(4), alpha=1.0, rho=0.1,
-                                    _ok="rho:zero"),
-    "frontiers.icl.pretrain_linear_attention": dict(C_train=np.eye(3), ell=3, k=3, n=20, rho=0.1,
-                                                    rng=0, _ok="rho:zero"),
-    "frontiers.icl.icl_test_error": dict(Gamma=np.zeros((3, 4)), C_test=np.eye(3), alpha=1.0,
-                                         rho=0.1, _ok="rho:zero Gamma:zero"),
-    # ---------------------------------------------------------------- frontiers.transfer (P5c)
-    "frontiers.transfer.l2sp_coefficients": dict(tau=0.25, gamma_s=0.5),
-    "frontiers.transfer.source_distance": dict(tau=0.25, gamma_s=0.5, w0_sq=1.0, w1_sq=1.0,
-                                               rho=0.5, sigma_s2=0.5,
-                                               _ok="w1_sq:zero sigma_s2:zero rho:*"),
-    "frontiers.transfer.target_risk": dict(lam=0.5, gamma_t=2.0, sigma_t2=0.25, distance_sq=1.0,
-                                           _ok="sigma_t2:zero distance_sq:zero"),
-    "frontiers.transfer.transfer_objective": dict(tau=0.25, rho=0.5, gamma_s=0.5, snr=2.0,
-                                                  _ok="rho:*"),  # any real alignment
-    "frontiers.transfer.critical_alignment": dict(tau=0.25, gamma_s=0.5, snr=2.0),
-    "frontiers.transfer.source_optimal_penalty": dict(gamma_s=0.5, snr=2.0),
-    "frontiers.transfer.transfer_optimal_penalty": dict(rho=0.5, gamma_s=0.5, snr=2.0,
-                                                        _ok="rho:*"),  # rho <= 0 gives inf
-    "frontiers.transfer.l2sp_ridge": dict(X=np.eye(3), y=np.ones(3), lam=0.5,
-                                          w_prior=np.zeros(3), _ok="X:* y:* w_prior:*"),
-    "frontiers.transfer.simulate_l2sp": dict(p=5, n_s=10, sigma_s2=0.5, taus=np.array([0.25]),
-                                             targets=[(10, 0.25, 0.5)], rho=0.5, rng=0,
-                                             _ok="sigma_s2:zero rho:*"),
-    "frontiers.transfer.alpha_lora_moments": dict(N=1000, n=200, p=100, mu=1.0, mu_orth=1.5,
-                                                  beta=0.3, gamma_pre=1.0, gamma=1.0,
-                                                  _ok="mu_orth:zero beta:*"),
-    "frontiers.transfer.alpha_lora_source_norm_sq": dict(N=1000, p=100, mu=1.0, gamma_pre=1.0,
-                                                          variant="corrected"),
-    "frontiers.transfer.alpha_lora_t3": dict(N=1000, n=200, p=100, mu=1.0, mu_orth=1.5, beta=0.3,
-                                             gamma_pre=1.0, gamma=1.0, _ok="mu_orth:zero beta:*"),
-    "frontiers.transfer.alpha_lora_accuracy": dict(alpha=0.5, N=1000, n=200, p=100, mu=1.0,
-                                                   mu_orth=1.5, beta=0.3, gamma_pre=1.0,
-                                                   gamma=1.0, _ok="alpha:* mu_orth:zero beta:*"),
-    "frontiers.transfer.alpha_lora_optimal_alpha": dict(N=1000, n=200, p=100, mu=1.0,
-                                                        mu_orth=1.5, beta=0.3, gamma_pre=1.0,
-                                                        gamma=1.0, _ok="mu_orth:zero beta:neg"),
-    "frontiers.transfer.simulate_alpha_lora": dict(N=100, n=50, p=10, mu=1.0, mu_orth=1.0,
-                                                   beta=0.5, gamma_pre=1.0, gamma=1.0,
-                                                   alphas=np.array([0.0, 1.0]), rng=0,
-                                                   _ok="mu_orth:zero beta:* alphas:*"),
-    # frontiers.transfer: notebook drivers and reports (short-cells task, 5.4)
-    "frontiers.transfer.l2sp_experiment": dict(p=5, n_s=10, sigma_s2=0.5, taus=np.array([0.25]),
-                                               targets=[(10, 0.25, 0.5)], rho=0.5, n_seeds=2,
-                                               rng=0, _ok="sigma_s2:zero rho:*"),
-    "frontiers.transfer.l2sp_theory": dict(p=20, n_s=40, sigma_s2=0.5, taus=np.array([0.25]),
-                                           targets=[(40, 0.25, 0.5)], rho=0.5,
-                                           _ok="sigma_s2:zero rho:*"),
-    "frontiers.transfer.l2sp_table": dict(taus=np.array([0.25]), targets=[(40, 0.25, 0.5)],
-                                          distance_sq=np.array([[1.0], [1.2]]),
-                                          risk=np.array([[[0.5, 0.6]], [[0.7, 0.6]]]),
-                                          distance_sq_theory=np.array([1.0, 1.0]),
-                                          risk_theory=np.array([[0.6, 0.6]])),
-    "frontiers.transfer.alpha_lora_experiment": dict(N=100, n=50, p=10, mu=1.0, mu_orth=1.0,
-                                                     beta=0.5, gamma_pre=1.0, gamma=1.0,
-                                                     alphas=np.array([0.0, 1.0]), n_draws=2,
-                                                     rng=0,
-                                                     _ok="mu_orth:zero beta:* alphas:*"),
-    "frontiers.transfer.alpha_lora_report": dict(
-        setting=(1000, 200, 100, 1.0, 1.5, 0.3, 1.0, 1.0),
-        alphas=np.r_[0.0, 1.0, 0.07921663065443833, 0.08307080224352364],  # + both alpha*
-        accuracy=np.full((2, 4), 0.8) + np.array([[0.0], [0.01]]), t3=np.array([0.04, 0.05])),
     "dyson.bootstrap_mp_fit": dict(
         eigs=lambda: seqrmt.dyson.gram_eigenvalues(np.random.default_rng(0).uniform(-1, 1, (4, 64, 16))),
         ratio=0.25, n_boot=3, rng=0),
@@ -676,47 +619,6 @@ REGISTRY = {
     "data.CharTokenizer.decode": dict(_self=lambda: seqrmt.data.CharTokenizer("hello"),
                                       ids=np.array([2, 3]), _ok="ids:empty"),  # decodes to ""
     "data.train_val_split": dict(tokens=np.arange(10), train_frac=0.9, _ok="tokens:*"),
-    # ---------------------------------------------------------------- frontiers.attention (P5b)
-    "frontiers.attention.signal_tokens": dict(n=8, p=4, snr=1.0, rng=0),
-    "frontiers.attention.memorisation_error": dict(F=np.arange(12.0).reshape(3, 4),
-                                                   y=np.array([1.0, -1.0, 1.0, 1.0]), gamma=0.1),
-    "frontiers.attention.coresolvent_stieltjes": dict(ratio=0.5, gamma=0.1),
-    "frontiers.attention.ridge_memorisation_error": dict(ratio=0.5, snr=1.0, gamma=0.1),
-    "frontiers.attention.attention_kernel": dict(X=np.arange(12.0).reshape(3, 4) / 10, f=np.tanh,
-                                                 direction=np.ones(3), theta=0.5),
-    "frontiers.attention.gaussian_equivalent_kernel": dict(X=np.arange(12.0).reshape(3, 4) / 10,
-                                                           a1=0.5, nu=2.0, rng=0),
-    "frontiers.attention.attention_kernel_stieltjes": dict(z=np.array([0.5 + 0.5j]), ratio=2.0,
-                                                           a1=0.6, nu=0.4),
-    # ---------------------------------------------------------------- frontiers.features (P5b)
-    "frontiers.features.mixture_data": dict(n=6, p=4, mean_norm=2.0, rng=0),
-    "frontiers.features.relu_features": dict(X=np.arange(12.0).reshape(3, 4) / 10, n_features=5,
-                                             rng=0),
-    "frontiers.features.relu_kernel": dict(X=np.arange(1.0, 13.0).reshape(3, 4) / 10),
-    "frontiers.features.relu_kernel_linear": dict(X=np.arange(12.0).reshape(3, 4) / 10),
-    "frontiers.features.random_features_training_error": dict(
-        Phi=np.eye(3) + 0.1, y=np.array([1.0, -1.0, 1.0]), n_features=4, gamma=0.5),
-    # frontiers.features: notebook driver and table (short-cells task, 5.5)
-    "frontiers.features.random_features_errors": dict(
-        X=np.arange(12.0).reshape(3, 4) / 10, y=np.array([1.0, -1.0, 1.0, -1.0]),
-        ratios=np.array([0.5, 1.0]), gamma=np.array([0.1, 1.0]), n_draws=2, rng=0),
-    "frontiers.features.training_error_table": dict(
-        ratios=np.array([0.5]), gamma=np.array([0.1]), errors=np.array([[[0.30], [0.32]]]),
-        theory=np.array([[0.3]]), theory_linear=np.array([[0.3]])),
-    # ---------------------------------------------------------------- frontiers.pls (P5b)
-    "frontiers.pls.two_view_data": dict(n=5, p=3, q=4, t_x=1.0, t_y=2.0, rng=0),
-    "frontiers.pls.pls_svd": dict(X=np.arange(6.0).reshape(3, 2), Y=np.arange(9.0).reshape(3, 3)),
-    "frontiers.pls.pls_noise": dict(c_x=0.5, c_y=0.75),
-    "frontiers.pls.pls_spike": dict(t_x=1.0, t_y=1.0, c_x=0.5, c_y=0.75),
-    "frontiers.pls.pca_overlap": dict(t=2.0, ratio=0.5),
-    # frontiers.pls: notebook driver and report (short-cells task, 5.5)
-    "frontiers.pls.overlap_experiment": dict(n=20, p=4, q=6, t_x=np.array([1.0]),
-                                             t_y=np.array([2.0]), n_rep=2, rng=0),
-    "frontiers.pls.spike_report": dict(t_x=np.array([4.0]), t_y=np.array([4.0]), c_x=0.25,
-                                       c_y=0.5, pls_stats=np.array([[[[2.0, 0.9, 0.5],
-                                                                     [2.1, 0.95, 0.6]]]]),
-                                       pca=np.array([[[0.5, 0.6]]]), rows=[(0, 0)],
-                                       pca_columns=[0]),
 }
 
 
@@ -765,14 +667,14 @@ EXEMPT = {
         "nanogpt.key_spectra.KeySpectraRuns",
         "nanogpt.key_spectra.KeyRandomWalk",  # notebook 4.5 driver record
         # Chapter 5.1 (masked regression)
-        "rmt.RidgeResolventDE", "frontiers.masked.MaskedRidgeErrors",
-        "frontiers.masked.MaskedRidgeTheory",
+        "rmt.RidgeResolventDE", "frontiers.masked.MaskedRidgeTheory",
     ], "result container (a record filled by library functions)"),
-    # frontiers result containers (P5b)
+    # frontiers result containers (Part 5)
     **dict.fromkeys([
-        "frontiers.features.RandomFeaturesEquivalent", "frontiers.pls.PLSNoise",
-        "frontiers.pls.PLSSpike",
+        "frontiers.features.RandomFeaturesEquivalent", "frontiers.pls.PLSSpike",
+        "frontiers.icl.ICLError", "frontiers.transfer.AlphaLoRAMoments",
     ], "result container (a record filled by library functions)"),
+    "frontiers.transfer.AlphaLoRAMoments.optimal_alpha": "no arguments (a method of the record)",
     # exception types
     **dict.fromkeys([
         "ConvergenceError", "stats.CheckError", "ntp.InfeasibleProgramError",
@@ -794,14 +696,6 @@ EXEMPT = {
     "dyson.plot_width_scan": "draws on matplotlib Axes (tests/test_teacher_student.py)",
     "dyson.plot_width_ratio": "draws on a matplotlib Axes (tests/test_teacher_student.py)",
     "dyson.plot_levels": "draws on a matplotlib Axes (tests/test_fokker_planck.py)",
-    # frontiers figure helpers (short-cells task): inputs validated, drawing tested in
-    # tests/test_frontiers_transfer.py, tests/test_frontiers_features.py, tests/test_frontiers_pls.py
-    **dict.fromkeys([
-        "frontiers.transfer.plot_transfer_region", "frontiers.transfer.plot_l2sp_learning_curves",
-        "frontiers.transfer.plot_alpha_lora", "frontiers.features.plot_training_error",
-        "frontiers.pls.plot_overlaps", "frontiers.masked.plot_errors_vs_ridge",
-        "frontiers.masked.plot_spiked",
-    ], "draws on a matplotlib Axes (tested in tests/test_frontiers_*.py)"),
     # ntp figure helpers whose argument is a sequence of (label, arrays...) tuples: no fuzzable
     # form (np.asarray of it is ragged); tests/test_ntp_figures.py checks their validation
     "ntp.embedding_norm_panel": "draws on a matplotlib Axes; models is a sequence of "

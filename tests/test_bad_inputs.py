@@ -176,8 +176,7 @@ def _plot_helpers():
 
     out = []
     for mod in ("seqrmt.dyson.weight_spectra", "seqrmt.dyson.teacher_student", "seqrmt.dyson.fokker_planck",
-                "seqrmt.dyson.universality", "seqrmt.dyson.rbm", "seqrmt.frontiers.masked",
-                "seqrmt.frontiers.features", "seqrmt.frontiers.transfer", "seqrmt.frontiers.pls", "seqrmt.lgm"):
+                "seqrmt.dyson.universality", "seqrmt.dyson.rbm", "seqrmt.lgm"):
         m = importlib.import_module(mod)
         for name in m.__all__:
             if name.startswith("plot_"):

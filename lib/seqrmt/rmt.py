@@ -998,3 +998,110 @@ def semicircle_free_convolution(stieltjes, var, z, tol=1e-10, max_iter=20_000, d
     raise ConvergenceError(
         f"semicircle_free_convolution: no convergence in max_iter={max_iter} steps (last step {step:.2e})"
     )
+
+
+# ---------------------------------------------------------------------------
+# Ridge memorisation of signal-plus-noise tokens (Part 5: 5.2 derives it, 5.4 and 5.5 reuse it)
+# ---------------------------------------------------------------------------
+
+__all__ += ["coresolvent_stieltjes", "ridge_memorisation_error"]
+
+
+def _coresolvent_root(c, g):
+    """Positive root m of g m^2 + (g + c - 1) m - 1 = 0, without cancellation for either sign."""
+    b = g + c - 1.0
+    r = np.sqrt(b * b + 4.0 * g)
+    # the roots have product -1/g: for b >= 0 take m = 2 / (b + r), for b < 0 (b + r small) (r - b) / (2g)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b >= 0, 2.0 / (b + r), (r - b) / (2.0 * g))
+
+
+def coresolvent_stieltjes(ratio, gamma):
+    r"""Limit :math:`m` of :math:`\frac1n\operatorname{Tr}(Z^\top Z/n+\gamma I_n)^{-1}` for :math:`Z\in\mathbb R^{p\times n}` white.
+
+    The **co-resolvent**: :math:`Z^\top Z/n` is the :math:`n\times n` Gram matrix of :math:`n`
+    tokens of dimension :math:`p`, :math:`c=p/n`. By the deterministic equivalent of
+    :func:`solve_delta` (read with the roles of :math:`p` and :math:`n` exchanged), :math:`m` is the
+    positive solution of :math:`m=1/(\gamma+c/(1+m))`, i.e. of
+    :math:`\gamma m^2+(\gamma+c-1)m-1=0`:
+
+    .. math::
+        m=\frac{-(\gamma+c-1)+\sqrt{(\gamma+c-1)^2+4\gamma}}{2\gamma}.
+
+    Parameters
+    ----------
+    ratio : float or array_like
+        :math:`c=p/n>0`.
+    gamma : float or array_like
+        Ridge :math:`\gamma>0`; broadcast against ``ratio``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> m = coresolvent_stieltjes(0.5, 0.1)
+    >>> bool(abs(m - 1 / (0.1 + 0.5 / (1 + m))) < 1e-12)
+    True
+    >>> round(coresolvent_stieltjes(2.0, 1e-9), 6)  # c > 1: m -> 1 / (c - 1) as gamma -> 0
+    1.0
+    """
+    c = check_array(ratio, "ratio", positive=True)
+    g = check_array(gamma, "gamma", positive=True)
+    m = _coresolvent_root(c, g)
+    return float(m) if np.ndim(m) == 0 else m
+
+
+def ridge_memorisation_error(ratio, snr, gamma):
+    r"""Limit :math:`E_{RR}` of the ridge memorisation error on signal-plus-noise tokens.
+
+    Tokens :math:`x_i=y_i\mu+z_i\in\mathbb R^p` with labels :math:`y_i=\pm1` independent of the noise
+    :math:`z_i\sim N(0,I_p)`, :math:`s=\|\mu\|^2`, :math:`c=p/n`, stacked as the columns of :math:`X`.
+    The mean squared training residual of ridge with penalty :math:`\gamma`,
+    :math:`\frac{\gamma^2}{n}y^\top(X^\top X/n+\gamma I)^{-2}y`, converges to
+
+    .. math::
+        E_{RR}=\frac{\gamma^2m^2\,\big(1+2m+(1+s)m^2\big)}
+        {\big(1+(1+s)m\big)^2\big(1-c\,m^2/(1+m)^2\big)},
+
+    with :math:`m` from :func:`coresolvent_stieltjes`. It is :math:`-\gamma^2\partial_\gamma h` for
+    the limit :math:`h(m)=m(1+m)/(1+(1+s)m)` of :math:`\frac1ny^\top(X^\top X/n+\gamma I)^{-1}y`
+    (one Sherman-Morrison step on the rank-one signal; Chapter 5.2, ``thm-attn-ridge``).
+
+    Parameters
+    ----------
+    ratio : float or array_like
+        :math:`c=p/n>0`.
+    snr : float or array_like
+        :math:`s\ge0`.
+    gamma : float or array_like
+        :math:`\gamma>0`. The three arguments broadcast.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    Without signal it is the training error of ridge on pure noise; as :math:`\gamma\to0` with
+    :math:`c<1` it tends to :math:`(1-c)/(1+s)`, the part of :math:`y` outside the span of the
+    :math:`p` features:
+
+    >>> round(ridge_memorisation_error(0.5, 0.0, 0.1), 4)
+    0.5173
+    >>> round(ridge_memorisation_error(0.5, 1.0, 1e-8), 6)
+    0.25
+    """
+    c = check_array(ratio, "ratio", positive=True)
+    s = check_array(snr, "snr")
+    if np.any(s < 0):
+        raise ValueError("snr must be non-negative")
+    g = check_array(gamma, "gamma", positive=True)
+    m = _coresolvent_root(c, g)
+    # -gamma^2 h'(m) dm/dgamma: h'(m) = (1+2m+(1+s)m^2)/(1+(1+s)m)^2 and, differentiating
+    # m (gamma + c/(1+m)) = 1, dm/dgamma = -m^2 / (1 - c m^2/(1+m)^2)
+    num = g**2 * m**2 * (1.0 + 2.0 * m + (1.0 + s) * m**2)
+    den = (1.0 + (1.0 + s) * m) ** 2 * (1.0 - c * m**2 / (1.0 + m) ** 2)
+    out = num / den
+    return float(out) if np.ndim(out) == 0 else out
