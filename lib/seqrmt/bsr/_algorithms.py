@@ -170,7 +170,7 @@ def gamp_rie(X, y, rho, delta, S_true=None, tol=1e-8, max_iter=200, damping=0.2,
                          zeta=np.array(zetas), converged=converged, diverged=diverged)
 
 
-def min_nuclear_norm(X, y, solver="SCS", **solver_options):
+def min_nuclear_norm(X, y, solver=None, **solver_options):
     r"""Minimal nuclear-norm estimator (MNNE) under the noiseless constraints.
 
     Solves :math:`\min\|S\|_*` subject to :math:`F\operatorname{vec}(S)=y`, i.e.
@@ -181,8 +181,9 @@ def min_nuclear_norm(X, y, solver="SCS", **solver_options):
     ----------
     X, y
         Token sequences (n, L, d) and labels (n,), as in :func:`gamp_rie`.
-    solver : {"SCS", "CLARABEL"}
-        Conic solver used by cvxpy.
+    solver : {"SCS", "CLARABEL"}, optional
+        Conic solver used by cvxpy. ``None``: SCS (the authors' first-order solver) where cvxpy has
+        it, else Clarabel (Pyodide's cvxpy, in the browser, has Clarabel only).
     **solver_options
         Passed to :meth:`cvxpy.Problem.solve`.
 
@@ -208,9 +209,15 @@ def min_nuclear_norm(X, y, solver="SCS", **solver_options):
 
     X, y = _check_data(X, y)
     n, L, d = X.shape
+    if solver is None:
+        solver = "SCS" if "SCS" in cp.installed_solvers() else "CLARABEL"
     check_choice(solver, "solver", ("CLARABEL", "SCS"))
     # column-major vec of S (d, L) has index l d + i, matching X[mu, l, i] flattened row-major
     F = X.reshape(n, L * d) / np.sqrt(d * L)
+    if solver == "CLARABEL" and n >= d * L and np.linalg.matrix_rank(F) == d * L:
+        # the constraints alone fix S (alpha >= 1): a feasible set of one point leaves an
+        # interior-point solver no interior to work in, so solve F vec(S) = y directly
+        return np.linalg.lstsq(F, y, rcond=None)[0].reshape(L, d).T
     S = cp.Variable((d, L))
     # cvxpy turns min |S|_* into a semidefinite program (prop-p2-nuclear-dual of Chapter 2.5)
     problem = cp.Problem(cp.Minimize(cp.normNuc(S)), [F @ cp.vec(S, order="F") == y])
