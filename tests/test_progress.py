@@ -28,34 +28,6 @@ def _key_spectra():
     return lambda progress: train_key_spectra(ds, seeds=(0,), max_iters=2, steps=(0,), progress=progress)
 
 
-def _ntp_transformer():
-    from seqrmt.nanogpt import GPTConfig
-    from seqrmt.ntp import NTPData
-    from seqrmt.ntp.transformer import train_ntp_transformer
-
-    data = NTPData.from_counts([[2, 0], [2, 1], [0, 3]])
-    cfg = GPTConfig.llama(4, out_vocab_size=3, n_layer=1, n_embd=16, head_dim=4, mlp_hidden=32)
-    return lambda progress: train_ntp_transformer(data, [[1, 2], [3, 2]], cfg, epochs=4, lr=1e-2,
-                                                  record=[0, 4], progress=progress)
-
-
-_P = np.array([[0.5, 1.0], [0.5, 0.0]])
-
-
-def _ufm():
-    from seqrmt.ntp import train_ufm
-
-    return lambda progress: train_ufm(_P, [0.5, 0.5], d=2, lam=0.01, max_iter=10, rng=0, record_at=[10],
-                                      progress=progress)
-
-
-def _linear():
-    from seqrmt.ntp import train_linear
-
-    return lambda progress: train_linear(np.eye(2), _P, np.array([0.5, 0.5]), eta=1.0, max_iter=10,
-                                         progress=progress)
-
-
 def _rbm_exact():
     from seqrmt.dyson import rbm_target_kernel, train_rbm_exact
 
@@ -73,9 +45,6 @@ def _rbm_pcd():
 LOOPS = {
     "GPT training steps": _gpt,
     "key spectra (GPT training steps)": _key_spectra,
-    "NTP transformer epochs": _ntp_transformer,
-    "UFM steps": _ufm,
-    "linear NTP iterations": _linear,
     "RBM exact-gradient steps": _rbm_exact,
     "RBM PCD updates": _rbm_pcd,
 }
