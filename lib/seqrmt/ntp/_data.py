@@ -26,7 +26,7 @@ __all__ = ["NTPData", "TinyStoriesLike", "tinystories_like", "linear_ntp_example
 
 def _check_P_pi(P, pi):
     """Validated ``P`` (columns on the simplex) and ``pi`` (non-negative, summing to one)."""
-    P = check_prob_columns(P, "P")
+    P = check_prob_columns(P, "P")  # columns on the simplex, to 1e-8
     pi = check_array(pi, "pi", ndim=1, shape=(P.shape[1],))
     if np.any(pi < 0):
         raise ValueError("pi must have non-negative entries")
@@ -81,6 +81,8 @@ class NTPData:
 
     def __post_init__(self):
         P, pi = _check_P_pi(self.P, self.pi)
+        # S must be exactly the support of P: the programs build their constraints from S,
+        # the losses use P, and a mismatch would make them describe different data
         S = check_array(self.S, "S", ndim=2)
         if S.shape != P.shape:
             raise ValueError(f"S must have the shape of P {P.shape}, got {S.shape}")
@@ -134,9 +136,10 @@ class NTPData:
         counts = check_array(counts, "counts", ndim=2)
         if np.any(counts < 0) or np.any(counts != np.round(counts)):
             raise ValueError("counts must be non-negative integers")
-        nj = counts.sum(axis=0)
+        nj = counts.sum(axis=0)  # n_j, the occurrences of context j
         if np.any(nj <= 0):
             raise ValueError(f"counts must have a positive total in every column (column {int(np.argmin(nj))})")
+        # p_jz = c_jz / n_j (columns on the simplex) and pi_j = n_j / n
         return cls(S=(counts > 0).astype(np.int64), P=counts / nj, pi=nj / nj.sum(), counts=counts,
                    contexts=contexts, vocab=vocab)
 
@@ -168,6 +171,7 @@ class NTPData:
         for p in pairs:
             if not isinstance(p, (tuple, list)) or len(p) != 2:
                 raise ValueError(f"pairs must hold (context, next_token) pairs, got {p!r}")
+        # default orders: first appearance (dict keeps insertion order)
         contexts = list(dict.fromkeys(c for c, _ in pairs)) if contexts is None else contexts
         vocab = list(dict.fromkeys(t for _, t in pairs)) if vocab is None else vocab
         ci = {c: i for i, c in enumerate(contexts)}
@@ -212,6 +216,7 @@ class NTPData:
         if isinstance(lines, str):
             raise ValueError("lines must be an iterable of lines, not a single string")
         tokens = [line.split() if isinstance(line, str) else list(line) for line in lines]
+        # one pair per line: its first T tokens and the token after them
         pairs = [(tuple(t[:T]), t[T]) for t in tokens if len(t) > T]
         if not pairs:
             raise ValueError(f"lines must contain at least one line with more than context_length = {T} tokens")
@@ -238,13 +243,21 @@ class NTPData:
         return self.S.sum(axis=0)
 
     def entropy(self):
-        r"""The lower bound :math:`\mathcal H=-\sum_j\hat\pi_j\sum_{z\in\mathcal S_j}\hat p_{j,z}\log\hat p_{j,z}` (nats)."""
+        r"""The lower bound of the cross-entropy (nats).
+
+        :math:`\mathcal H=-\sum_j\hat\pi_j\sum_{z\in\mathcal S_j}\hat p_{j,z}\log\hat p_{j,z}`.
+        """
         plogp = np.where(self.S > 0, self.P * np.log(np.where(self.S > 0, self.P, 1.0)), 0.0)  # 0 log 0 = 0
         return float(-(plogp.sum(axis=0) @ self.pi))
 
     def cross_entropy(self, logits):
-        r""":math:`\sum_j\hat\pi_j(\operatorname{logsumexp}(\ell_j)-\hat p_j^\top\ell_j)` of logits ``(V, m)`` (nats)."""
+        r"""Cross-entropy of logits ``(V, m)`` (nats).
+
+        :math:`\sum_j\hat\pi_j(\operatorname{logsumexp}(\ell_j)-\hat p_j^\top\ell_j)`.
+        """
         logits = check_array(logits, "logits", ndim=2, shape=self.P.shape)
+        # logsumexp is stable for large logits; near the bound, CE - H loses digits to rounding
+        # (ntp_loss_and_gradients computes the excess directly)
         return float((logsumexp(logits, axis=0) - np.sum(self.P * logits, axis=0)) @ self.pi)
 
 
@@ -355,6 +368,7 @@ def tinystories_like(rng=None, m=400, max_count=4, size_range=(2, 8), p_cross=0.
     for p, name in ((p_cross, "p_cross"), (p_reuse, "p_reuse")):
         if not 0 <= p <= 1:
             raise ValueError(f"{name} must lie in [0, 1], got {p}")
+    # the next-token vocabulary, grouped by class: rows of S in class order
     words = [spec[0].split() for spec in _WORD_CLASSES.values()]
     vocab = [w for ws in words for w in ws]
     word_class = np.concatenate([np.full(len(ws), i) for i, ws in enumerate(words)])
@@ -365,24 +379,28 @@ def tinystories_like(rng=None, m=400, max_count=4, size_range=(2, 8), p_cross=0.
         cand += [(ci, f"{s} {p}") for p in p3 for s in _SUBJECTS_2]
     if m > len(cand):
         raise ValueError(f"m must be at most {len(cand)}, got {m}")
+    # m distinct contexts, kept in class order so that S and the cosine matrices are block-ordered
     chosen = [cand[i] for i in np.sort(rng.choice(len(cand), size=m, replace=False))]
     counts = np.zeros((len(vocab), m), dtype=np.int64)
     used = {ci: [] for ci in range(len(words))}  # supports drawn so far, per class
     for j, (ci, _) in enumerate(chosen):
-        if used[ci] and rng.random() < p_reuse:
+        if used[ci] and rng.random() < p_reuse:  # an earlier support of the class: equal supports
             supp = list(used[ci][rng.integers(len(used[ci]))])
         else:
             size = min(int(rng.integers(lo, hi + 1)), len(words[ci]))
             supp = sorted(int(z) for z in offsets[ci] + rng.choice(len(words[ci]), size=size, replace=False))
             used[ci].append(supp)
-        if rng.random() < p_cross:
+        if rng.random() < p_cross:  # one word of another class
             supp = supp + [int(rng.choice(np.flatnonzero(word_class != ci)))]
+        # counts uniform on 1..max_count: the probabilities carry no linguistic structure
         counts[supp, j] = rng.integers(1, max_count + 1, size=len(supp))
     seen = counts.sum(axis=1) > 0  # drop words that never occur, as the authors re-index
     counts, vocab, word_class = counts[seen], [w for w, s in zip(vocab, seen) if s], word_class[seen]
     contexts = [tuple(text.split()) for _, text in chosen]
+    # the corpus: one line per count, so that counting its lines gives the data back
     lines = [" ".join(ctx) + " " + vocab[z] for j, ctx in enumerate(contexts)
              for z in np.flatnonzero(counts[:, j]) for _ in range(counts[z, j])]
+    # the context words are another vocabulary: the transformer reads them, predicts `vocab`
     context_vocab = sorted({w for ctx in contexts for w in ctx})
     index = {w: i for i, w in enumerate(context_vocab)}
     return TinyStoriesLike(
@@ -421,6 +439,7 @@ def linear_ntp_example(rng=0, d=30, m=20, V=8, k=4, max_count=4):
                              ((d, "d"), (m, "m"), (V, "V"), (k, "k"), (max_count, "max_count")))
     if k > V:
         raise ValueError(f"k must be at most V = {V}, got {k}")
+    # the draw order of the specification's checkpoint C-3 (H = 1.309491, n = 217 for rng=0)
     Hbar = rng.standard_normal((d, m))
     supports = [np.sort(rng.choice(V, k, replace=False)) for _ in range(m)]
     counts = np.zeros((V, m), dtype=np.int64)

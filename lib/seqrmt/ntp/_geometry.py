@@ -23,8 +23,14 @@ from math import comb
 
 import numpy as np
 
-from .._validation import check_allocation, check_array, check_nonnegative, check_positive, check_prob_columns, \
-    check_size
+from .._validation import (
+    check_allocation,
+    check_array,
+    check_nonnegative,
+    check_positive,
+    check_prob_columns,
+    check_size,
+)
 
 __all__ = ["ntp_loss_and_gradients", "in_support_logits", "centered_support", "k_subset_supports", "svd_factors",
            "cosine_similarity", "structural_similarity", "offdiagonal_correlation"]
@@ -33,8 +39,8 @@ __all__ = ["ntp_loss_and_gradients", "in_support_logits", "centered_support", "k
 def ntp_loss_and_gradients(W, H, P, pi, lam=0.0):
     r"""Excess loss :math:`\mathrm{CE}(WH)-\mathcal H+\frac\lambda2(\|W\|_F^2+\|H\|_F^2)` and its gradients.
 
-    With the column-wise softmax :math:`\mathbb S` and :math:`G=(\mathbb S(WH)-\hat P)\operatorname{diag}(\hat\pi)`,
-    the gradient of CE in the logits :math:`L=WH`,
+    With the column-wise softmax :math:`\mathbb S` and the gradient of CE in the logits
+    :math:`L=WH`, :math:`G=(\mathbb S(WH)-\hat P)\operatorname{diag}(\hat\pi)`,
 
     .. math:: \nabla_W=GH^\top+\lambda W,\qquad \nabla_H=W^\top G+\lambda H .
 
@@ -75,12 +81,14 @@ def ntp_loss_and_gradients(W, H, P, pi, lam=0.0):
         raise ValueError("pi must be non-negative and sum to one")
     W = check_array(W, "W", ndim=2, shape=(P.shape[0], None))
     H = check_array(H, "H", ndim=2, shape=(W.shape[1], P.shape[1]))
-    lam = check_nonnegative(lam, "lam")
-    L = W @ H
+    lam = check_nonnegative(lam, "lam")  # 0: the linear model, no penalty
+    L = W @ H  # the logits, one column per context
     shifted = L - L.max(axis=0)  # a stable softmax: the largest logit of each column is 0
     Z = np.exp(shifted).sum(axis=0)
     G = (np.exp(shifted) / Z - P) * pi  # (softmax - P) diag(pi), the gradient in the logits
     on = P > 0
+    # KL(p_j | q_j) = sum_z p_z (log p_z - log q_z), 0 log 0 = 0; both logs are O(1), so the
+    # difference keeps its digits where CE and H agree to many
     log_q = shifted - np.log(Z)
     kl = np.where(on, P * (np.log(np.where(on, P, 1.0)) - log_q), 0.0).sum(axis=0)  # KL per context
     excess = float(pi @ kl) + 0.5 * lam * float(np.sum(W * W) + np.sum(H * H))
@@ -110,6 +118,8 @@ def in_support_logits(P):
     P = check_prob_columns(P, "P")
     S = P > 0
     logP = np.log(np.where(S, P, 1.0))
+    # log p minus its mean over the support: the log-odds are right, and the column lies in T
+    # (zero mean on the support, zero off it), where the solution of minimum norm lives
     return np.where(S, logP - (logP * S).sum(axis=0) / S.sum(axis=0), 0.0)
 
 
@@ -128,6 +138,8 @@ def centered_support(S):
     S = check_array(S, "S", ndim=2)
     if not np.all((S == 0) | (S == 1)):
         raise ValueError("S must be a 0/1 matrix")
+    # subtract k_j / V from every entry of column j: in-support entries 1 - k_j/V, off-support
+    # -k_j/V, a margin of exactly one, and zero column sums (the softmax ignores a constant)
     return S - S.mean(axis=0, keepdims=True)
 
 
@@ -151,7 +163,7 @@ def k_subset_supports(V, k):
         raise ValueError(f"k must be at most V = {V}, got {k}")
     # C(70, 35) > 1e20: past that, the count itself is not worth computing
     check_allocation((V, comb(V, k) if min(k, V - k) < 35 else float("inf")), "V, k")
-    cols = list(combinations(range(V), k))
+    cols = list(combinations(range(V), k))  # lexicographic, like the columns of the closed form
     S = np.zeros((V, len(cols)), dtype=np.int64)
     for j, c in enumerate(cols):
         S[list(c), j] = 1
@@ -188,8 +200,11 @@ def svd_factors(L, tol=1e-6):
     U, s, Qt = np.linalg.svd(L, full_matrices=False)
     if s[0] == 0:
         raise ValueError("L must not be zero")
+    # the rank: a relative threshold, since a first-order solver (SCS) leaves singular values of
+    # order its accuracy where the exact solution has zeros
     r = int(np.sum(s > tol * s[0]))
     root = np.sqrt(s[:r])
+    # split Sigma evenly: W^T W = H H^T = Sigma_r, the balanced factors of the UFM's minimisers
     return U[:, :r] * root, root[:, None] * Qt[:r]
 
 
@@ -207,7 +222,7 @@ def cosine_similarity(A):
      [0.7071 1.    ]]
     """
     A = check_array(A, "A", ndim=2)
-    norm = np.linalg.norm(A, axis=1)
+    norm = np.linalg.norm(A, axis=1)  # zero rows stay zero: cosine 0 with everything
     unit = A / np.where(norm > 0, norm, 1.0)[:, None]
     return np.clip(unit @ unit.T, -1.0, 1.0)  # clip the rounding of |cos| = 1
 
@@ -232,6 +247,8 @@ def structural_similarity(A, B, C=1e-5):
     C = check_nonnegative(C, "C")
     if A.size < 2:
         raise ValueError("A must have at least two entries")
+    # ddof = 0 in the covariance and ddof = 1 in the deviations, as the authors compute it: the
+    # value of A against itself is (N - 1)/N; C keeps constant arrays finite
     cov = np.mean((A - A.mean()) * (B - B.mean()))
     return float((cov + C) / (A.std(ddof=1) * B.std(ddof=1) + C))
 
@@ -280,13 +297,14 @@ def offdiagonal_correlation(A, B, given=None):
     >>> round(offdiagonal_correlation(A, A, given=Z), 6)
     1.0
     """
+    # the diagonal of a cosine matrix is identically one: leave it out
     a = _offdiag(A, "A")
     n = np.shape(A)[0]
     b = _offdiag(B, "B", n)
     if given is None:
         return float(np.corrcoef(a, b)[0, 1])
     z = _offdiag(given, "given", n)
-    X = np.column_stack([np.ones_like(z), z])
+    X = np.column_stack([np.ones_like(z), z])  # intercept and the matrix partialled out
     ra = a - X @ np.linalg.lstsq(X, a, rcond=None)[0]  # residuals after the regression on (1, z)
     rb = b - X @ np.linalg.lstsq(X, b, rcond=None)[0]
     na, nb = np.linalg.norm(ra), np.linalg.norm(rb)

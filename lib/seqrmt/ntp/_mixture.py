@@ -43,7 +43,9 @@ def _positive_part_moments(t):
 
 
 def mixture_svm_asymptotics(r, delta, tol=1e-13, max_iter=200):
-    r"""Margin, overlap and test error of the max-margin classifier of a Gaussian mixture, :math:`n,d\to\infty`.
+    r"""Margin, overlap and test error of the max-margin classifier of a Gaussian mixture.
+
+    The limits as :math:`n,d\to\infty` with :math:`n/d\to\delta` (see the module docstring).
 
     Parameters
     ----------
@@ -102,4 +104,5 @@ def mixture_svm_asymptotics(r, delta, tol=1e-13, max_iter=200):
     if not info.converged:
         raise ConvergenceError(f"the margin equation did not converge in {max_iter} iterations")
     rho = r * delta * _positive_part_moments(t)[0]  # stationarity in rho
+    # a fresh sample has y x^T w = r rho + N(0, 1): it is misclassified with probability Phi(-r rho)
     return float(r * rho + t), float(rho), float(special.ndtr(-r * rho))

@@ -48,9 +48,11 @@ def _margin_constraints(Lam, S, margin=None):
     ez, ej = np.nonzero(E)
     ov, oj = np.nonzero(~S)  # off-support entries
     cons = []
-    if ez.size:
+    # one vectorised constraint per kind: with m = 400 contexts, one per entry would make cvxpy's
+    # compilation, not the solver, take most of the time
+    if ez.size:  # L_{a_j, j} = L_{z, j} for z in S_j
         cons.append(Lam[anchors[ej], ej] - Lam[ez, ej] == 0)
-    if ov.size:
+    if ov.size:  # L_{a_j, j} - L_{v, j} >= 1 for v not in S_j: with the equalities, every pair
         cons.append(Lam[anchors[oj], oj] - Lam[ov, oj] >= (1 if margin is None else margin[oj]))
     return cons
 
@@ -63,6 +65,7 @@ def _solve(prob, solver, what, **options):
         raise ConvergenceError(f"{what}: solver {solver} failed ({exc})") from exc
     if prob.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         raise ValueError(f"{what}: the program is infeasible")
+    # OPTIMAL_INACCURATE is accepted: callers state the solver's accuracy in their checks
     if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise ConvergenceError(f"{what}: solver status {prob.status!r}")
 
@@ -108,6 +111,7 @@ class SubspaceF:
         Hbar = check_array(Hbar, "Hbar", ndim=2, shape=(None, S.shape[1]))
         tol = check_positive(tol, "tol")
         (V, m), d = S.shape, Hbar.shape[0]
+        # anchor a_j = the first word of S_j; the differences with the anchor span all pairs
         anchors = np.argmax(S, axis=0)
         E = S.astype(bool)
         E[anchors, np.arange(m)] = False
@@ -125,8 +129,8 @@ class SubspaceF:
 
     def project(self, W):
         r"""Orthogonal projection :math:`P_\mathcal F(W)` of ``W`` (``V x d``)."""
-        w = check_array(W, "W", ndim=2, shape=self.shape).ravel()
-        return (self.basis @ (self.basis.T @ w)).reshape(self.shape)
+        w = check_array(W, "W", ndim=2, shape=self.shape).ravel()  # row-major, like the rows of A
+        return (self.basis @ (self.basis.T @ w)).reshape(self.shape)  # B B^T w
 
     def perp(self, W):
         r""":math:`P_\perp(W)=W-P_\mathcal F(W)`."""
@@ -145,15 +149,15 @@ def _least_squares(Hbar, P):
     """The log-odds system of ``(Hbar, P)``: its subspace, least-norm solution and relative residual."""
     P = check_prob_columns(P, "P")
     F = SubspaceF(Hbar, (P > 0).astype(int))
-    b = F.log_odds(P)
-    if b.size == 0:
+    b = F.log_odds(P)  # log(p_{j,a_j} / p_{j,z}), one per row of the system
+    if b.size == 0:  # every support has one token: no log-odds to match
         return F, np.zeros(F.shape[0] * F.shape[1]), 0.0
     w = np.linalg.lstsq(F.A, b, rcond=None)[0]  # least norm: w lies in the row space F
     return F, w, float(np.linalg.norm(F.A @ w - b) / (1.0 + np.linalg.norm(b)))
 
 
 def w_star(Hbar, P, tol=1e-8):
-    r"""The finite component :math:`W^\star`: the solution of the log-odds equations inside :math:`\mathcal F`.
+    r"""The finite component :math:`W^\star`: the log-odds equations' solution inside :math:`\mathcal F`.
 
     Solves :math:`(e_{a_j}-e_z)^\top W\bar h_j=\log(\hat p_{j,a_j}/\hat p_{j,z})` for all ``j`` and
     ``z`` in :math:`\mathcal S_j\setminus\{a_j\}` in the least-norm sense; the least-norm solution
@@ -210,6 +214,7 @@ def is_compatible(Hbar, P, tol=1e-8):
 
 def _svm_problem(Hbar, S):
     """min |W|_F^2 subject to the NTP-SVM constraints on W @ Hbar, and its variable."""
+    # the constraints act on the logits W @ Hbar, affine in W: a quadratic program
     S = _check_support(S)
     Hbar = check_array(Hbar, "Hbar", ndim=2, shape=(None, S.shape[1]))
     W = cp.Variable((S.shape[0], Hbar.shape[0]))
@@ -233,7 +238,7 @@ def is_separable(Hbar, S, solver="CLARABEL"):
     prob, _ = _svm_problem(Hbar, S)
     try:
         _solve(prob, solver, "NTP-SVM")
-    except ValueError:  # infeasible
+    except ValueError:  # infeasible: no W with equal in-support logits and margin one
         return False
     return True
 
@@ -310,16 +315,20 @@ def ntp_svm_nuclear(S, solver=None, deduplicate=True, **solver_options):
     """
     S = _check_support(S)
     if deduplicate:
+        # one column per distinct support, with its multiplicity
         Su, inverse, mult = np.unique(S.T, axis=0, return_inverse=True, return_counts=True)
         Su, inverse = Su.T, inverse.ravel()
     else:
         Su, inverse, mult = S, np.arange(S.shape[1]), np.ones(S.shape[1])
     root = np.sqrt(mult.astype(float))
+    # an interior-point solver is accurate but its cost grows fast with the size of the SDP; SCS is
+    # a first-order method, about 1e-4 accurate, that solves m = 400 in seconds
     solver = check_solver(("CLARABEL" if Su.size <= 500 else "SCS") if solver is None else solver)
     X = cp.Variable(Su.shape)
     # X = L_u diag(root): the equalities are homogeneous, the margin of column g becomes root[g]
     prob = cp.Problem(cp.Minimize(cp.normNuc(X)), _margin_constraints(X, Su, margin=root))
     _solve(prob, solver, "NTP-SVM*", **solver_options)
+    # undo the scaling, then give every context the column of its support
     return (X.value / root)[:, inverse]
 
 
@@ -358,6 +367,7 @@ def logit_path(P, pi, lam, solver="CLARABEL"):
     lam = check_positive(lam, "lam")
     check_solver(solver)
     L = cp.Variable(P.shape)
+    # CE(L) = sum_j pi_j (logsumexp(L_j) - p_j . L_j): exponential cones; the nuclear norm: an SDP
     ce = cp.sum(cp.multiply(pi, cp.log_sum_exp(L, axis=0))) - cp.sum(cp.multiply(P * pi, L))
     prob = cp.Problem(cp.Minimize(ce + lam * cp.normNuc(L)))
     _solve(prob, solver, "logit path")
