@@ -293,7 +293,8 @@ def ntp_svm_nuclear(S, solver=None, deduplicate=True, **solver_options):
         0/1 support matrix.
     solver : str, optional
         ``None`` picks Clarabel (accurate, ~1e-9) when the reduced problem has at most 500
-        entries and SCS (first order, ~1e-4) otherwise.
+        entries or cvxpy has no SCS (Pyodide, in the browser), and SCS (first order, ~1e-4)
+        otherwise.
     deduplicate : bool
         Solve over the distinct supports only. Contexts with equal supports have equal columns at
         a (symmetrised) optimum, and ``k`` equal columns ``c`` have the nuclear norm of the single
@@ -323,7 +324,10 @@ def ntp_svm_nuclear(S, solver=None, deduplicate=True, **solver_options):
     root = np.sqrt(mult.astype(float))
     # an interior-point solver is accurate but its cost grows fast with the size of the SDP; SCS is
     # a first-order method, about 1e-4 accurate, that solves m = 400 in seconds
-    solver = check_solver(("CLARABEL" if Su.size <= 500 else "SCS") if solver is None else solver)
+    if solver is None:
+        small = Su.size <= 500 or "SCS" not in cp.installed_solvers()
+        solver = "CLARABEL" if small else "SCS"
+    solver = check_solver(solver)
     X = cp.Variable(Su.shape)
     # X = L_u diag(root): the equalities are homogeneous, the margin of column g becomes root[g]
     prob = cp.Problem(cp.Minimize(cp.normNuc(X)), _margin_constraints(X, Su, margin=root))
