@@ -14,6 +14,9 @@ the built site serve them:
 4. ``SEQRMT_EDITION=student`` (set by ``python scripts/editions.py student``) builds the
    student edition: ``hide_solutions`` is switched on, the folded check of each solution (a code
    cell starting ``# check of ex-...``) is removed with it, and the student notebooks are served.
+   The site's address is ``<html.baseurl>student/`` (where ``.github/workflows/pages.yml``
+   publishes it), and the tag ``student`` is set, so that a page can say what only one edition
+   should (``{only} student`` / ``{only} not student`` blocks: "solutions are folded below them").
 """
 
 from __future__ import annotations
@@ -65,12 +68,36 @@ def edition(config) -> str:
     return name
 
 
+STUDENT_SITE = "student/"  # the student site under html.baseurl (scripts/editions.py SITE_PATHS)
+
+
 def set_edition(app: Sphinx, config) -> None:
     env_edition = os.environ.get("SEQRMT_EDITION", "").strip()
     if env_edition:
         config.seqrmt_edition = env_edition
     if edition(config) == "student":
         config.hide_solutions = True
+        if config.html_baseurl and not config.html_baseurl.rstrip("/").endswith(STUDENT_SITE.rstrip("/")):
+            config.html_baseurl = config.html_baseurl.rstrip("/") + "/" + STUDENT_SITE
+        app.tags.add("student")
+        # the student site says which edition it is (the PDF: student_pdf_title)
+        if config.html_title and "student edition" not in config.html_title:
+            config.html_title = f"{config.html_title} (student edition)"
+    else:
+        app.tags.add("reader")
+
+
+def student_pdf_title(app: Sphinx, env, docnames) -> None:
+    """The student PDF's title page says "(student edition)". jupyter-book sets the LaTeX
+    document's title from ``_config.yml`` after Sphinx starts, so this runs once the build has
+    begun (``env-before-read-docs``), before the LaTeX builder reads it."""
+    if edition(app.config) != "student":
+        return
+    app.config.latex_documents = [
+        (doc[0], doc[1], f"{doc[2]} (student edition)", *doc[3:])
+        if len(doc) > 2 and "student edition" not in doc[2] else doc
+        for doc in (app.config.latex_documents or [])
+    ]
 
 
 class ExerciseLevels(SphinxPostTransform):
@@ -148,6 +175,7 @@ def downloads_to_edition(app: Sphinx, exception) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_config_value("seqrmt_edition", "reader", "env")
     app.connect("config-inited", set_edition, priority=900)
+    app.connect("env-before-read-docs", student_pdf_title)
     app.add_post_transform(ExerciseLevels)
     app.add_post_transform(DropSolutionChecks)
     # after sphinx-book-theme builds the buttons (priority 501)

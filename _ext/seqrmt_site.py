@@ -20,8 +20,12 @@
    which names the licences on every page and on the page after the PDF's title page.
 6. The PDF (``jupyter-book build . --builder pdflatex``): LaTeX-only post-transforms
    (braced ``_\\mathcal F`` scripts, exercise and proof boxes, API equations and
-   signatures that fit the line), a ``bbm.sty`` stub, and, in the HTML build, a copy of
-   ``_build/latex/book.pdf`` (when built) next to ``index.html``.
+   signatures that fit the line, the appendices lettered A, B, ...), tables whose narrow
+   columns are not hyphenated, check marks that survive wrapped code lines, a ``bbm.sty``
+   stub; and the PDF on the site, in either order of the two builds (see ``publish_pdf``).
+7. Inline maths in the HTML: a formula and the brackets or punctuation that touch it stay on
+   one line (``span.seqrmt-nobr``), while the formula itself may break
+   (``_static/seqrmt-site.css``, ``_static/seqrmt-fit-math.js``).
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ import copy
 import importlib.util
 import pathlib
 import re
+import shlex
 import shutil
+import sys
 
 import yaml
 
@@ -254,6 +260,9 @@ LATEX_EXTRA = r"""
 \makeatother
 % a figure and its caption fit one page: images at most 80 % of the text height
 \makeatletter\AtBeginDocument{\spx@image@maxheight=0.8\textheight}\makeatother
+% tables (tabulary): no column is squeezed below 6em (Sphinx's default, three digits wide, split
+% "advanced undergraduate" into "ad-vanced under-graduate"), and cells are set ragged right
+\AtBeginDocument{\setlength{\tymin}{6em}\newcolumntype{T}{L}}
 """
 
 
@@ -272,7 +281,7 @@ def feed_macros(app: Sphinx, config) -> None:
     config.mathjax3_config = mathjax
     latex_elements = dict(config.latex_elements or {})
     latex_elements["preamble"] = (
-        latex_elements.get("preamble", "") + latex_macro_preamble(macros) + LATEX_EXTRA
+        latex_elements.get("preamble", "") + latex_macro_preamble(macros) + LATEX_EXTRA + CHECK_MARK_PREAMBLE
     )
     config.latex_elements = latex_elements
 
@@ -443,6 +452,39 @@ class ProofTitlesAndLabelsForLatex(SphinxPostTransform):
             box.insert(0, nodes.title("", "Proof"))
 
 
+APPENDIX_CAPTION = re.compile(r"append", re.I)
+
+
+def first_appendix(root: pathlib.Path | str) -> str | None:
+    """The first page of the ``_toc.yml`` part whose caption names the appendices, or None."""
+    path = pathlib.Path(root) / "_toc.yml"
+    if not path.is_file():
+        return None
+    toc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    for part in toc.get("parts", []) or []:
+        if APPENDIX_CAPTION.search(str(part.get("caption", ""))) and part.get("chapters"):
+            return re.sub(r"\.(md|ipynb)$", "", part["chapters"][0]["file"])
+    return None
+
+
+class AppendicesForLatex(SphinxPostTransform):
+    """In the PDF the appendices are Appendix A, B, ... (they were Chapters 6-11): ``\\appendix``
+    before the first page of the part captioned "Appendices" in ``_toc.yml``."""
+
+    default_priority = 400
+    builders = ("latex",)
+
+    def run(self, **kwargs) -> None:
+        first = first_appendix(self.app.srcdir)
+        if first is None:
+            return
+        for section in self.document.findall(nodes.section):
+            if section.get("docname") == first:
+                section.parent.insert(section.parent.index(section),
+                                      nodes.raw("", "\\appendix\n", format="latex"))
+                return
+
+
 class ApiLayoutForLatex(SphinxPostTransform):
     """API reference in the PDF: nothing runs into the margin.
 
@@ -489,16 +531,88 @@ class ApiLayoutForLatex(SphinxPostTransform):
                     parent.insert(index + offset, node)
 
 
-def book_pdf(app: Sphinx) -> pathlib.Path:
-    """Where ``jupyter-book build . --builder pdflatex`` writes the PDF (``_build/latex/book.pdf``)."""
-    return pathlib.Path(app.outdir).parent / "latex" / "book.pdf"
+# ----------------------------------------------------------------------------- inline maths in HTML
+# Inline maths may break across lines (``_static/seqrmt-site.css``), and each MathJax symbol is a
+# break opportunity, also before a closing ")" or "," that follows the formula: the line ended
+# "(the tail weight is 1 - A" and the ")" began the next. The brackets and punctuation that touch
+# a formula are kept on its line.
+_CLOSING = re.compile(r"^[)\]}.,;:!?\u2019\u201d%]+")
+_OPENING = re.compile(r"[(\[{\u2018\u201c]+$")
 
 
-def copy_pdf(app: Sphinx, exception) -> None:
-    """HTML build: copy the built PDF next to ``index.html`` (``_static/seqrmt-phone.js`` then
-    offers it in the download menu)."""
-    if exception is None and app.builder.format == "html" and book_pdf(app).is_file():
-        shutil.copy2(book_pdf(app), pathlib.Path(app.outdir) / "book.pdf")
+class KeepPunctuationWithMath(SphinxPostTransform):
+    """HTML only: wrap an inline formula and the brackets or punctuation that touch it in a
+    ``span.seqrmt-nobr`` (``white-space: nowrap`` around it; the formula itself still wraps)."""
+
+    default_priority = 400
+    formats = ("html",)
+
+    def run(self, **kwargs) -> None:
+        for math in list(self.document.findall(nodes.math)):
+            parent = math.parent
+            if parent is None or isinstance(parent, nodes.FixedTextElement):
+                continue
+            index = parent.index(math)
+            before = parent[index - 1] if index > 0 and isinstance(parent[index - 1], nodes.Text) else None
+            after = parent[index + 1] if index + 1 < len(parent) and isinstance(parent[index + 1], nodes.Text) else None
+            opening = _OPENING.search(before.astext()) if before is not None else None
+            closing = _CLOSING.match(after.astext()) if after is not None else None
+            if not opening and not closing:
+                continue
+            wrapper = nodes.inline(classes=["seqrmt-nobr"])
+            if opening:
+                text = before.astext()
+                parent.replace(before, nodes.Text(text[: opening.start()]))
+                wrapper += nodes.Text(opening.group(0))
+            parent.replace(math, wrapper)
+            wrapper += math
+            if closing:
+                text = after.astext()
+                parent.replace(after, nodes.Text(text[closing.end():]))
+                wrapper += nodes.Text(closing.group(0))
+
+
+# The whole book as one PDF on the site. Every page loads _static/seqrmt-pdf.js, which says
+# whether the site holds book.pdf; _static/seqrmt-phone.js then adds "Whole book (PDF)" to the
+# download menu. No page asks the server for a book.pdf that may not be there (a 404 in every
+# page's console). The HTML build writes the file (copying a PDF built before it); the PDF is
+# made after Sphinx, by jupyter-book's `make all-pdf` in _build/latex, so the LaTeX build adds
+# a step to that Makefile that copies book.pdf to _build/html and rewrites the file. Either
+# order of `jupyter-book build .` and `jupyter-book build . --builder pdflatex` ends with the
+# PDF offered.
+PDF_FLAG = "seqrmt-pdf.js"
+
+
+def publish_pdf(latex_dir: pathlib.Path, html_dir: pathlib.Path) -> bool:
+    """Copy ``latex_dir/book.pdf`` (when built) to ``html_dir`` and write
+    ``html_dir/_static/seqrmt-pdf.js``; returns whether the site holds the PDF."""
+    if (latex_dir / "book.pdf").is_file():
+        shutil.copy2(latex_dir / "book.pdf", html_dir / "book.pdf")
+    held = (html_dir / "book.pdf").is_file()
+    (html_dir / "_static").mkdir(parents=True, exist_ok=True)
+    (html_dir / "_static" / PDF_FLAG).write_text(
+        "// written by _ext/seqrmt_site.py (publish_pdf): does this site hold book.pdf?\n"
+        f"window.seqrmtBookPdf = {'true' if held else 'false'};\n"
+        "if (window.seqrmtOfferPdf) window.seqrmtOfferPdf();\n", encoding="utf-8")
+    return held
+
+
+def pdf_on_site(app: Sphinx, exception) -> None:
+    """HTML build: publish the PDF built before (or say there is none). LaTeX build: make
+    ``make all-pdf`` publish it once built, if the HTML site is there."""
+    out = pathlib.Path(app.outdir)
+    if app.builder.format == "html":
+        publish_pdf(out.parent / "latex", out)  # also after a failed build: pages load the file
+    elif app.builder.name == "latex" and exception is None and (out / "Makefile").is_file():
+        # make's recipes are shell lines, where $ is written $$
+        command = " ".join(shlex.quote(str(a)).replace("$", "$$") for a in (
+            sys.executable, __file__, out, out.parent / "html"))
+        with open(out / "Makefile", "a", encoding="utf-8") as makefile:
+            makefile.write("\n# _ext/seqrmt_site.py: the HTML site offers the PDF once it is built\n"
+                           "all-pdf: seqrmt-publish-pdf\n"
+                           "seqrmt-publish-pdf: $(ALLPDF)\n"
+                           f"\t@{command}\n"
+                           ".PHONY: seqrmt-publish-pdf\n")
 
 
 class ExerciseRefsForLatex(SphinxPostTransform):
@@ -534,18 +648,51 @@ class ExerciseRefsForLatex(SphinxPostTransform):
             node.replace_self(new)
 
 
+# Sphinx writes a check mark of the text (the "✓" that ``seqrmt.stats.check`` prints) as the
+# maths ``\(\checkmark\)``; inside a code block whose long lines are wrapped
+# (``verbatimforcewraps``) the pair is split and LaTeX stops ("Extra }, or forgotten $"). One
+# command, defined in the preamble, cannot be split. The ballot crosses "✗" and "✘" (a failed
+# check), which the monospaced font lacks, are set the same way.
+CHECK_MARKS = {"\u2713": r"\seqrmtcheckmark{}", "\u2714": r"\seqrmtcheckmark{}",
+               "\u2715": r"\seqrmtcrossmark{}", "\u2716": r"\seqrmtcrossmark{}",
+               "\u2717": r"\seqrmtcrossmark{}", "\u2718": r"\seqrmtcrossmark{}"}
+CHECK_MARK_PREAMBLE = (
+    "\\providecommand{\\seqrmtcheckmark}{\\ensuremath{\\checkmark}}\n"
+    "\\providecommand{\\seqrmtcrossmark}{\\ensuremath{\\times}}\n"
+)
+
+
+def single_command_check_marks() -> None:
+    """Replace Sphinx's ``\\(\\checkmark\\)`` by one command (see ``CHECK_MARKS``)."""
+    from sphinx.util import texescape
+
+    known = {a for a, _ in texescape.tex_replacements}
+    texescape.tex_replacements[:] = [(a, CHECK_MARKS.get(a, b)) for a, b in texescape.tex_replacements]
+    texescape.tex_replacements += [(a, b) for a, b in CHECK_MARKS.items() if a not in known]
+    texescape.init()
+
+
 # ----------------------------------------------------------------------------- setup
 def setup(app: Sphinx) -> dict:
+    single_command_check_marks()
     app.add_post_transform(ExerciseRefsForLatex)
     app.add_post_transform(ProofTitlesAndLabelsForLatex)
     app.add_post_transform(ApiLayoutForLatex)
+    app.add_post_transform(AppendicesForLatex)
     app.connect("builder-inited", latex_support_files)
     app.add_post_transform(BraceScriptsForLatex)
+    app.add_post_transform(KeepPunctuationWithMath)
     app.connect("config-inited", feed_macros)
     app.connect("config-inited", set_version_and_licence)
     app.connect("builder-inited", disambiguate_years, priority=800)
     app.connect("builder-inited", copy_mathjax)
-    app.connect("build-finished", copy_pdf)
+    app.add_js_file(PDF_FLAG)
+    app.connect("build-finished", pdf_on_site)
     # html-page-context stops at the first handler that returns a template name, so run early
     app.connect("html-page-context", dedupe_inline_scripts, priority=1)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":  # the step `make all-pdf` runs: python seqrmt_site.py LATEX_DIR HTML_DIR
+    if pathlib.Path(sys.argv[2]).is_dir():  # no HTML build yet: it will copy the PDF itself
+        publish_pdf(pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]))

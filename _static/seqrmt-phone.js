@@ -10,9 +10,13 @@
 //    sidebar (wide screens), as designed.
 // 2. Figures open full size with one tap: every image of the page's content is wrapped in
 //    a link to its PNG (a phone shows a figure at about a third of its pixels).
-// 3. The whole book as one PDF: where the site holds book.pdf next to index.html (copied
-//    from _build/latex/book.pdf by _ext/seqrmt_site.py or .ci/run), the download menu
-//    offers it.
+// 3. The whole book as one PDF: where the site holds book.pdf next to index.html, the
+//    download menu offers it. Whether it does is window.seqrmtBookPdf, set by
+//    _static/seqrmt-pdf.js, which the HTML build and the PDF build write
+//    (_ext/seqrmt_site.py, publish_pdf); nothing asks the server for a missing book.pdf.
+//    The two scripts may run in either order: each one calls the other's part.
+// 4. The page-contents drawer (☷ on a phone) closes once a section is chosen: the theme left
+//    it open over about three quarters of the screen, in front of the section just reached.
 (function () {
   "use strict";
 
@@ -49,30 +53,44 @@
   }
 
   function offerPdf() {
-    var menus = document.querySelectorAll(".dropdown-download-buttons ul.dropdown-menu");
-    if (!menus.length || !window.fetch) return;
+    if (window.seqrmtBookPdf !== true || document.readyState === "loading") return;
     var root = document.documentElement.dataset.content_root || "";
-    var href = root + "book.pdf";
-    // offered only where the build holds the PDF (never a dead link)
-    fetch(href, { method: "HEAD" }).then(function (response) {
-      if (!response.ok) return;
-      menus.forEach(function (menu) {
-        if (menu.querySelector(".seqrmt-book-pdf")) return;
-        var item = document.createElement("li");
-        var link = document.createElement("a");
-        link.href = href;
-        link.className = "btn btn-sm dropdown-item seqrmt-book-pdf";
-        link.title = "The whole book as one PDF";
-        link.innerHTML =
-          '<span class="btn__icon-container"><i class="fas fa-book"></i></span>' +
-          '<span class="btn__text-container">Whole book (PDF)</span>';
-        item.appendChild(link);
-        menu.appendChild(item);
+    var menus = document.querySelectorAll(".dropdown-download-buttons ul.dropdown-menu");
+    menus.forEach(function (menu) {
+      if (menu.querySelector(".seqrmt-book-pdf")) return;
+      var item = document.createElement("li");
+      var link = document.createElement("a");
+      link.href = root + "book.pdf";
+      link.className = "btn btn-sm dropdown-item seqrmt-book-pdf";
+      link.title = "The whole book as one PDF";
+      link.innerHTML =
+        '<span class="btn__icon-container"><i class="fas fa-book"></i></span>' +
+        '<span class="btn__text-container">Whole book (PDF)</span>';
+      item.appendChild(link);
+      menu.appendChild(item);
+    });
+  }
+  window.seqrmtOfferPdf = offerPdf; // for seqrmt-pdf.js, when it runs after this script
+
+  function closeDrawersOnChoice() {
+    ["pst-secondary-sidebar-modal", "pst-primary-sidebar-modal"].forEach(function (id) {
+      var dialog = document.getElementById(id);
+      if (!dialog || dialog.dataset.seqrmtCloses) return;
+      dialog.dataset.seqrmtCloses = "1";
+      dialog.addEventListener("click", function (event) {
+        var link = event.target.closest ? event.target.closest("a[href]") : null;
+        if (!link || !dialog.open) return;
+        // a section of this page: let the browser jump to it, then close the drawer (a link to
+        // another page leaves the page anyway)
+        if (link.pathname === location.pathname && link.hash) {
+          setTimeout(function () { if (dialog.open) dialog.close(); }, 0);
+        }
       });
-    }).catch(function () {});
+    });
   }
 
   function run() {
+    closeDrawersOnChoice();
     forwardToggles(".primary-toggle");
     forwardToggles(".secondary-toggle");
     linkFigures();

@@ -18,7 +18,7 @@ The kernel's wall time is the sum of the call-phase durations of its cells; the
 peak memory is the kernel process's high-water mark of resident memory (VmHWM,
 Linux only). The controller writes ``notebooks/notebook_timings.json``
 (seconds per notebook) and ``notebooks/notebook_memory.json`` (peak MB per
-notebook); ``scripts/write_timings.py`` turns them into ``book/appendix/timings.md``.
+notebook); ``python scripts/timings.py write`` turns them into the pages of ``book/appendix/``.
 
 BLAS threads. The notebooks run two at a time (one per core of the CI machine,
 through pytest-xdist), so each kernel gets one BLAS thread unless the caller

@@ -16,6 +16,8 @@ chromedriver. Nothing is fetched from the network. For each page it reports:
 ``mathjax``       MathJax missing or failed, error nodes, raw TeX (``\\(``, ``$$``) left outside code
 ``too-wide``      display maths, code or outputs wider than their container (scrollWidth > clientWidth + 1)
 ``page-overflow`` the page itself scrolls sideways, or the right-hand contents column is cut off
+``clipped-math``  an inline formula cut off by a box that hides its overflow, with no way to scroll to
+                  the rest (at both widths; formulas that scroll inside their box are counted, not findings)
 ``figure-scale``  a figure shown at less than 0.75 of its intended size (PNG pixels * 96 / pHYs dpi)
 ``alt-text``      a figure without descriptive alt text (empty, a file name or hash, under three words)
 ``stderr``        stderr or traceback output blocks
@@ -28,7 +30,8 @@ chromedriver. Nothing is fetched from the network. For each page it reports:
                   (``document.documentElement.scrollWidth``) is compared with 390 px, not with
                   ``window.innerWidth``, which grows with the page under mobile emulation
 ``phone-menu``    (with ``--phone``) tapping the visible ☰ (table of contents) or ☷ (page contents)
-                  button does not show its sidebar
+                  button does not show its sidebar, or choosing a section in the ☷ drawer leaves
+                  the drawer open over the text
 
 Solutions and hidden cells (``<details>``) are opened before measuring. The findings are a
 list of dicts ``{"page", "check", "detail"}``; the exit status is 1 when there is any.
@@ -281,7 +284,10 @@ const sitePdf = arguments[2];
   // stderr and tracebacks
   for (const el of article.querySelectorAll('.output.stderr, .output.traceback, .cell_output .stderr, .cell_output .traceback'))
     add('stderr', snip(el.textContent));
-  if (article.textContent.includes('Traceback (most recent call last)')) add('stderr', 'a traceback is shown');
+  // a traceback in a page, except in an API docstring's example, which may show an error on purpose
+  const noDocs = article.cloneNode(true);
+  noDocs.querySelectorAll('dl.py div.doctest, dl.py div.highlight-pycon').forEach(e => e.remove());
+  if (noDocs.textContent.includes('Traceback (most recent call last)')) add('stderr', 'a traceback is shown');
 
   // blocks wider than their container (innermost first; one finding per block)
   const kinds = [
@@ -314,6 +320,41 @@ const sitePdf = arguments[2];
                   (firstLong ? `: ${snip(firstLong, 80)}` : '')});
       }
     }
+  }
+
+  // inline formulas: MathJax 3 does not break inline maths, and a box that hides its overflow
+  // (the theme's span.math) cuts a long formula off with no way to scroll to the rest. From the
+  // typeset formula (mjx-math) outwards, every box that does not show its overflow must hold
+  // what it holds: one that hides it is a finding; one that scrolls is counted (the reader can
+  // swipe), and from there on the scrolling box is what must fit.
+  out.info.inlineMath = 0; out.info.scrollMath = 0; out.info.clippedMath = 0;
+  const texOf = (c) => {
+    try { return MathJax.startup.document.getMathItemsWithin(c)[0].math; } catch (e) { return snip(c.textContent, 60); }
+  };
+  for (const c of article.querySelectorAll('mjx-container:not([display="true"])')) {
+    const m = c.querySelector('mjx-math');
+    if (!m || c.closest('mjx-container[display="true"], .cell_output, pre')) continue;
+    let inner = m.getBoundingClientRect();
+    if (inner.width === 0 && inner.height === 0) continue;
+    out.info.inlineMath++;
+    let scrolls = false;
+    for (let a = m.parentElement; a && a !== article; a = a.parentElement) {
+      const ox = getComputedStyle(a).overflowX;
+      if (ox === 'visible') continue;
+      const box = a.getBoundingClientRect();
+      const hidden = Math.max(0, inner.right - box.right) + Math.max(0, box.left - inner.left);
+      if (hidden > 1) {
+        if (ox === 'hidden' || ox === 'clip') {
+          out.info.clippedMath++;
+          add('clipped-math', `inline formula cut off: ${Math.round(hidden)} of ${Math.round(m.getBoundingClientRect().width)} px hidden ` +
+              `(no scrolling): ${snip(texOf(c), 90)}`);
+          break;
+        }
+        scrolls = true;
+      }
+      inner = box;
+    }
+    if (scrolls) out.info.scrollMath++;
   }
 
   // the whole-book PDF in the download menu, where the site holds book.pdf
@@ -421,9 +462,50 @@ def tap_menus(driver) -> list[dict]:
                         "detail": f"tapping {symbol} does not show the {what} "
                                   f"(dialog open={state.get('open')}, {state.get('links')} visible links, "
                                   f"{state.get('width')} px wide{'; ' + state['why'] if state.get('why') else ''})"})
+        if kind == "secondary" and state.get("open"):
+            out += choose_section(driver)
         driver.execute_script(
             "const d = document.getElementById(arguments[0]); if (d && d.open) d.close();",
             f"pst-{kind}-sidebar-modal")
+    return out
+
+
+# the last visible link of the open page-contents drawer: a section further down the page
+SECTION_LINK_JS = r"""
+const d = document.getElementById('pst-secondary-sidebar-modal');
+const links = Array.from(d.querySelectorAll('a[href^="#"]')).filter(a => {
+  const q = a.getBoundingClientRect(); return q.width > 0 && q.height > 0; });
+return links.length ? links[links.length - 1] : null;
+"""
+DRAWER_AFTER_JS = r"""
+const d = document.getElementById('pst-secondary-sidebar-modal');
+return {open: d.open, hash: location.hash, scrolled: Math.round(window.scrollY)};
+"""
+
+
+def choose_section(driver) -> list[dict]:
+    """Tap a section in the open ☷ drawer: the page must go there and the drawer close."""
+    link = driver.execute_script(SECTION_LINK_JS)
+    if link is None:
+        return []
+    target = link.get_attribute("hash")
+    try:
+        link.click()
+    except Exception as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return [{"check": "phone-menu", "detail": f"a section in the \u2637 drawer cannot be tapped: {msg[:150]}"}]
+    state = {}
+    for _ in range(10):
+        time.sleep(0.1)
+        state = driver.execute_script(DRAWER_AFTER_JS)
+        if not state["open"]:
+            break
+    out = []
+    if state.get("open"):
+        out.append({"check": "phone-menu",
+                    "detail": f"the \u2637 drawer stays open over the text after choosing the section {target}"})
+    if state.get("hash") != target:
+        out.append({"check": "phone-menu", "detail": f"choosing {target} in the \u2637 drawer went to {state.get('hash')!r}"})
     return out
 
 
@@ -511,11 +593,14 @@ def check_site(
     phone: bool = False,
     log=print,
     widths: dict | None = None,
+    stats: list | None = None,
 ) -> list[dict]:
     """Check every page; return the findings as a list of dicts ``page``/``check``/``detail``.
 
     With ``phone``, every page is checked again in a 390 px window, and its ☰ and ☷ buttons
-    are tapped. ``widths``, when given, receives each page's document width at 390 px.
+    are tapped. ``widths``, when given, receives each page's document width at 390 px;
+    ``stats``, when given, receives one dict per page and width: the inline formulas measured,
+    those that scroll inside their box and those cut off.
     """
     import tempfile
 
@@ -554,7 +639,12 @@ def check_site(
                     page_findings += check_images(site, server.url, result["images"])
                     page_findings += check_links(site, result["links"])
                 page_findings += console_findings(driver, server.url)
-                label = f"{page} @{PHONE[0] if is_phone else DESKTOP[0]}px"
+                width = PHONE[0] if is_phone else DESKTOP[0]
+                info = result.get("info", {})
+                if stats is not None:
+                    stats.append({"page": page, "width": width,
+                                  **{k: info.get(k) for k in ("inlineMath", "scrollMath", "clippedMath")}})
+                label = f"{page} @{width}px"
                 if is_phone:
                     # at phone width, code and maths scroll inside their boxes: reported, not a finding
                     page_findings = [f for f in page_findings if f["check"] != "too-wide"]
@@ -566,6 +656,9 @@ def check_site(
                     if widths is not None and doc_width is not None:
                         widths[page] = doc_width
                     note = f" (width {doc_width} px; {result['info'].get('wideBlocks', 0)} blocks scroll inside)"
+                if info.get("inlineMath"):
+                    note += (f" [inline maths {info['inlineMath']}: {info.get('scrollMath', 0)} scroll,"
+                             f" {info.get('clippedMath', 0)} cut off]")
                 log(f"{label:70s} {len(page_findings):3d} finding(s){note}  {time.perf_counter() - t0:5.1f} s")
         finally:
             cpu = browser_cpu_seconds(driver)
@@ -593,6 +686,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--widths", help="write each page's document width at 390 px to this JSON file")
     ap.add_argument("--pages", action="append", help="only pages matching this glob (repeatable), e.g. 'book/*'")
     ap.add_argument("--json", help="write the findings to this file")
+    ap.add_argument("--stats", help="write the inline-maths counts of every page and width to this JSON file")
     args = ap.parse_args(argv)
     site = pathlib.Path(args.site)
     if not (site / "index.html").exists():
@@ -606,7 +700,16 @@ def main(argv: list[str] | None = None) -> int:
         pages = [p for p in pages if any(fnmatch.fnmatch(p, g) for g in args.pages)]
     t0 = time.perf_counter()
     widths: dict[str, int] = {}
-    findings = check_site(site, pages, phone=args.phone, widths=widths)
+    stats: list[dict] = []
+    findings = check_site(site, pages, phone=args.phone, widths=widths, stats=stats)
+    if args.stats:
+        pathlib.Path(args.stats).write_text(json.dumps(stats, indent=1))
+    for width in sorted({s["width"] for s in stats}):
+        rows = [s for s in stats if s["width"] == width]
+        clipped = [s for s in rows if s["clippedMath"]]
+        print(f"inline maths at {width} px: {sum(s['inlineMath'] or 0 for s in rows)} formulas, "
+              f"{sum(s['scrollMath'] or 0 for s in rows)} scroll inside their box, "
+              f"{sum(s['clippedMath'] or 0 for s in rows)} cut off on {len(clipped)} of {len(rows)} pages")
     if args.widths:
         pathlib.Path(args.widths).write_text(json.dumps(widths, indent=1))
     if widths:

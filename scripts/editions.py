@@ -8,7 +8,7 @@ in plain Jupyter Markdown, with every output kept::
 
     python scripts/editions.py notebooks          # editions/reader/ and editions/student/ (a few seconds)
     python scripts/editions.py notebooks --check  # exit 1 if a committed edition notebook is stale
-    python scripts/editions.py student [--strict] # the student site in _build/student/ (a full book build)
+    python scripts/editions.py student [--strict] [--pdf]  # the student site (and PDF) in _build/student/
     python scripts/editions.py check-student PATH ...   # no solution text in these files or folders
 
 **Reader notebooks** (``editions/reader/notebooks/<part>/<name>.ipynb``): what the launch buttons
@@ -20,7 +20,9 @@ in plain Jupyter Markdown, with every output kept::
   book's section numbers ("1.2.3.").
 * ``{solution}`` blocks are folded: ``<details><summary>Solution</summary> ... </details>``.
 * ``{cite:t}``, ``{cite:p}`` become the book's author-year text ("Bai and Silverstein [2010]",
-  "[Anderson *et al.*, 2010, ...]") linked to the references page of the online book;
+  "[Anderson *et al.*, 2010, ...]") linked to the entry on the references page of the online
+  book (``#cite-<key>``); a cell "Works cited in this notebook" after the References section
+  writes each cited work out, so that JupyterLab and Colab readers see which paper is meant;
   ``{prf:ref}``, ``{ref}``, ``{numref}``, ``{doc}``, ``{eq}``, ``{py:func}``... become the text the
   book shows ("Theorem 1.1", "Fig. 1.3", the page title), linked to the online page;
   ``{glue:text}`` and ``{glue}`` become the glued value read from the notebook's own outputs.
@@ -33,7 +35,8 @@ in plain Jupyter Markdown, with every output kept::
   ``source_hidden``/``outputs_hidden``).
 
 **Student notebooks** (``editions/student/...``): the reader notebooks without any solution or
-solution check; exercises keep their numbers and levels.
+solution check; exercises keep their numbers and levels. Their links go to the student site
+(``<html.baseurl>student/``), where no solution is one click away.
 
 Numbers are those of the HTML build (Sphinx numfig with ``use_multitoc_numbering``: chapter-wide
 counters per kind, in table-of-contents order); ``tests/test_editions_site.py`` checks every
@@ -64,6 +67,9 @@ import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EDITIONS = ("reader", "student")
+# where each edition's website lives under html.baseurl: the student notebooks link to the student
+# site, where no solution is one click away (published there by .github/workflows/pages.yml)
+SITE_PATHS = {"reader": "", "student": "student/"}
 PRF_TYPES = {
     "axiom", "theorem", "lemma", "algorithm", "definition", "remark", "conjecture", "corollary",
     "criterion", "example", "property", "observation", "proposition", "assumption", "notation",
@@ -294,8 +300,9 @@ class Book:
                 return doc.docname
         raise ConversionError("no page holds the {bibliography} directive")
 
-    def url(self, docname: str, anchor: str = "") -> str:
-        return self.baseurl + docname + ".html" + (f"#{anchor}" if anchor else "")
+    def url(self, docname: str, anchor: str = "", edition: str = "reader") -> str:
+        """The address of a page (and anchor) on the online site of ``edition``."""
+        return self.baseurl + SITE_PATHS[edition] + docname + ".html" + (f"#{anchor}" if anchor else "")
 
     # -- sources
     def cells(self, doc: Doc) -> list[dict]:
@@ -417,6 +424,23 @@ def _source(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
+def cite_anchor(key: str) -> str:
+    """The anchor of a bibliography entry on the references page: ``bibtex_cite_id`` of
+    ``_config.yml`` ("cite-{key}") made an HTML id as docutils makes it."""
+    from docutils.nodes import make_id
+
+    return make_id(f"cite-{key}")
+
+
+def _after_references(cells: list[dict]) -> int:
+    """Where the notebook's bibliography goes: after the "References" section's first cell, or
+    at the end."""
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "markdown" and re.search(r"^#{1,6} [\d.]*\s*References\s*$", _source(cell), re.M):
+            return i + 1
+    return len(cells)
+
+
 def _escape_link_text(text: str) -> str:
     return text.replace("[", "\\[").replace("]", "\\]")
 
@@ -437,6 +461,9 @@ class Converter:
         self.rendered: list[tuple[str, str, str]] = []  # (kind, text, href) of every role, for the site check
         self.solutions: list[str] = []                    # converted solution bodies (reader)
         self.solution_sources: list[str] = []             # the same, as written in the source
+        self.solution_labels: list[str] = []              # the exercise each of them solves
+        self.exercise_texts: dict[str, str] = {}          # exercise label -> its converted text
+        self.cited: list[str] = []                        # citation keys, in order of first citation
 
     # -- numbers, consumed in the order of pass 1
     def _take(self, figtype: str) -> tuple:
@@ -486,6 +513,13 @@ class Converter:
                 cells.append(cell)
         if self.numbers:
             raise ConversionError(f"{self.doc.docname}: {len(self.numbers)} numbered items not converted")
+        if self.cited:
+            cells.insert(_after_references(cells), {
+                "cell_type": "markdown",
+                "id": _cell_id(self.doc.docname, "bibliography"),
+                "metadata": {"editions": "bibliography"},
+                "source": _lines(self.bibliography()),
+            })
         if nb.get("nbformat_minor", 0) < 5:
             for c in cells:
                 c.pop("id", None)
@@ -494,11 +528,34 @@ class Converter:
         nb["metadata"]["seqrmt_edition"] = {"edition": self.edition, "source": f"{self.doc.docname}.ipynb"}
         return nb
 
+    def bibliography(self) -> str:
+        """The works this notebook cites, written out, in the order of the references page: a
+        reader in JupyterLab or Colab sees which paper is meant without the website."""
+        from pybtex.plugin import find_plugin
+
+        entries, rank, authors = self.book.bib()
+        style = find_plugin("pybtex.style.formatting", "seqrmt_author_year")()
+        items = []
+        for key in sorted(self.cited, key=lambda k: rank[k]):
+            label = f"{authors[key]}, {entries[key].fields.get('year', 'n.d.')}".replace("et al.", "*et al.*")
+            try:
+                entry = next(iter(style.format_entries([entries[key]])))
+                text = " ".join(entry.text.render_as("markdown").split())
+            except Exception:  # an entry pybtex's style cannot format (a missing field): its title
+                text = entries[key].fields.get("title", key).replace("{", "").replace("}", "") + "."
+            items.append(f"- [**{label}.**]({self._url(self.book.references_doc, cite_anchor(key))}) {text}")
+        head = (f"**Works cited in this notebook.** All of them are on the book's "
+                f"[references page]({self._url(self.book.references_doc)}).")
+        return head + "\n\n" + "\n".join(items)
+
     def _with_banner(self, text: str) -> str:
-        url = self.book.url(self.doc.docname)
-        what = "Reader edition: solutions are folded" if self.edition == "reader" else "Student edition: without solutions"
+        url = self._url(self.doc.docname)
+        if self.edition == "reader":
+            what, site = "Reader edition: solutions are folded", "the online book"
+        else:
+            what, site = "Student edition: without solutions", "the online student edition"
         banner = (
-            f"*{what}. Generated from [the online book]({url}) "
+            f"*{what}. Generated from [{site}]({url}) "
             f"({_escape_link_text(self.book.config.get('title', ''))}); theorem, exercise and figure "
             "numbers are the book's.*"
         )
@@ -560,11 +617,11 @@ class Converter:
             return m.group(0)
         if target in self.book.targets:
             t = self.book.targets[target]
-            return self._link("link", text, self.book.url(t.docname, t.anchor))
+            return self._link("link", text, self._url(t.docname, t.anchor))
         path, _, anchor = target.partition("#")
         docname = self._docname(path)
         if any(d.docname == docname for d in self.book.docs):
-            return self._link("link", text, self.book.url(docname, anchor))
+            return self._link("link", text, self._url(docname, anchor))
         raise ConversionError(f"{self.doc.docname}: link target {target!r} is neither a label nor a page")
 
     def expand_macros(self, text: str) -> str:
@@ -589,7 +646,7 @@ class Converter:
         if name == "doc":
             docname = self._docname(target)
             text = self.inline(explicit) if explicit else self.inline(self.book.doc(docname).title)
-            return self._link(name, text, self.book.url(docname))
+            return self._link(name, text, self._url(docname))
         if name in PY_ROLES:
             return self._py(name, target, explicit)
         if name.startswith("glue"):
@@ -601,6 +658,10 @@ class Converter:
         if name in ("term", "abbr", "dfn", "strong", "emphasis"):
             return re.sub(r"\s*\([^)]*\)$", "", body) if name == "abbr" else body
         raise ConversionError(f"{self.doc.docname}: role {{{name}}} is not supported by scripts/editions.py")
+
+    def _url(self, docname: str, anchor: str = "") -> str:
+        """A page of this edition's online site (the student notebooks link to the student site)."""
+        return self.book.url(docname, anchor, self.edition)
 
     def _link(self, kind: str, text: str, href: str) -> str:
         self.rendered.append((kind, text, href))
@@ -619,9 +680,12 @@ class Converter:
             if k not in entries:
                 raise ConversionError(f"{self.doc.docname}: unknown citation key {k!r}")
         keys.sort(key=lambda k: rank[k])
-        href = self.book.url(self.book.references_doc)
         parts, plain = [], []
         for k in keys:
+            if k not in self.cited:
+                self.cited.append(k)
+            # the entry's own anchor on the references page (bibtex_cite_id in _config.yml)
+            href = self._url(self.book.references_doc, cite_anchor(k))
             author = authors[k].replace("et al.", "*et al.*")
             year = entries[k].fields.get("year", "n.d.")
             if name == "cite:t":
@@ -631,6 +695,7 @@ class Converter:
                 parts.append(f"[{author}, {year}]({href})")
                 plain.append(f"{author}, {year}")
         text = ", ".join(plain)
+        href = self._url(self.book.references_doc, cite_anchor(keys[0]))
         if name == "cite:t":
             self.rendered.append(("cite", text.replace("*", ""), href))
             return ", ".join(parts)
@@ -642,7 +707,7 @@ class Converter:
         if t is None:
             raise ConversionError(f"{self.doc.docname}: unknown label {label!r} in {{{name}}}")
         num = ".".join(map(str, t.number))
-        href = self.book.url(t.docname, t.anchor)
+        href = self._url(t.docname, t.anchor)
         if name == "eq":
             return self._link(name, f"({num})", href)
         if explicit is not None and name != "numref":
@@ -674,7 +739,7 @@ class Converter:
                 return f"`{text}`"
             raise ConversionError(f"{self.doc.docname}: {{{name}}}`{target}` is not documented in book/api/")
         anchor = f"module-{target}" if kind == "mod" else target
-        href = self.book.url(self.book.api_pages[module], anchor)
+        href = self._url(self.book.api_pages[module], anchor)
         self.rendered.append((name, text, href))
         return f"[`{text}`]({href})"
 
@@ -743,15 +808,19 @@ class Converter:
             level = self.book.levels.get(d.options.get("label", ""))
             if level is not None:
                 head += f" (level {level})"
-            return _quote(_lead(f"**{head}.**", self.markdown(d.body)))
+            body = self.markdown(d.body)
+            self.exercise_texts[d.options.get("label", "")] = body
+            return _quote(_lead(f"**{head}.**", body))
         if name == "solution":
-            mark = len(self.rendered)
+            mark, cited = len(self.rendered), len(self.cited)
             body = self.markdown(d.body)  # numbers inside are consumed in both editions
             if self.edition == "student":
                 del self.rendered[mark:]
+                del self.cited[cited:]  # works cited only in a solution are not listed
                 return ""
             self.solutions.append(body)
             self.solution_sources.append(d.body)
+            self.solution_labels.append(d.argument.strip())
             return f"<details>\n<summary>Solution</summary>\n\n{body}\n\n</details>"
         if name in ("solution-start", "solution-end"):
             raise ConversionError(f"{self.doc.docname}: gated solutions are not supported (use {{solution}})")
@@ -1000,7 +1069,25 @@ def check_student(paths: list[pathlib.Path], book: Book | None = None) -> list[s
 
 
 # ----------------------------------------------------------------------------- student site
-def build_student(root: pathlib.Path = ROOT, strict: bool = False) -> int:
+def _hidden(folder: str, names: list[str]) -> list[str]:
+    """shutil.copytree ignore function: JupyterLab's .ipynb_checkpoints and other dot files."""
+    return [n for n in names if n.startswith(".")]
+
+
+def pdf_text_check(pdf: pathlib.Path, book: Book) -> list[str]:
+    """Solution text in a PDF (its text by pdftotext, from poppler-utils)."""
+    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], check=True,
+                          capture_output=True, text=True).stdout
+    dump = pdf.with_suffix(".txt")
+    dump.write_text(" ".join(text.replace("-\n", "").split()), encoding="utf-8")
+    try:
+        return [f.replace(str(dump), str(pdf)) for f in check_student([dump], book)]
+    finally:
+        dump.unlink()
+
+
+def build_student(root: pathlib.Path = ROOT, strict: bool = False, pdf: bool = False) -> int:
+    """The student site (and with ``pdf`` its PDF) in ``_build/student/``; the work folder goes."""
     t0 = time.perf_counter()
     stale = generate(root)
     if stale:
@@ -1008,23 +1095,36 @@ def build_student(root: pathlib.Path = ROOT, strict: bool = False) -> int:
     work = root / "_build" / ".student-work"
     dest = root / "_build" / "student"
     env = dict(os.environ, SEQRMT_EDITION="student")
-    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
-           "build", str(root), "--path-output", str(work)]
-    if strict:
-        cmd += ["-W", "-n", "--keep-going"]
-    print("editions: SEQRMT_EDITION=student jupyter-book", " ".join(cmd[3:]), flush=True)
-    rc = subprocess.call(cmd, cwd=root, env=env)
-    if rc:
-        print("editions: the student build failed", file=sys.stderr)
-        return rc
-    if dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(work / "_build" / "html", dest / "html")
-    shutil.copytree(root / "editions" / "student" / "notebooks", dest / "notebooks")
-    findings = check_student([dest])
+    jb = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+          "build", str(root), "--path-output", str(work)]
+    steps = [("the student site", jb + (["-W", "-n", "--keep-going"] if strict else []), {})]
+    if pdf:
+        # the PDF reuses the site's doctrees, and its build puts book.pdf in the site and has the
+        # download menu offer it (_ext/seqrmt_site.py, publish_pdf), as for the reader site
+        steps += [("the student PDF", jb + ["--builder", "pdflatex"], {"LATEXOPTS": "-interaction=nonstopmode"})]
+    try:
+        for what, cmd, extra in steps:
+            print(f"editions: {what}: SEQRMT_EDITION=student jupyter-book", " ".join(cmd[3:]), flush=True)
+            rc = subprocess.call(cmd, cwd=root, env={**env, **extra})
+            if rc:
+                print(f"editions: {what} failed", file=sys.stderr)
+                return rc
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(work / "_build" / "html", dest / "html", ignore=_hidden)
+        shutil.copytree(root / "editions" / "student" / "notebooks", dest / "notebooks", ignore=_hidden)
+        if pdf and not (dest / "html" / "book.pdf").is_file():
+            print("editions: the student PDF build did not put book.pdf in the student site", file=sys.stderr)
+            return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # about 80 MB of doctrees and LaTeX
+    book = Book(root)
+    findings = check_student([dest], book)
+    if pdf:
+        findings += pdf_text_check(dest / "html" / "book.pdf", book)
     size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
-    print(f"editions: student edition in {dest.relative_to(root)}: {size / 1e6:.1f} MB, "
-          f"{time.perf_counter() - t0:.0f} s")
+    print(f"editions: student edition in {dest.relative_to(root)}: {size / 1e6:.1f} MB"
+          + (" (with book.pdf)" if pdf else "") + f", {time.perf_counter() - t0:.0f} s")
     if findings:
         print("editions: solution text in the student edition:\n  " + "\n  ".join(findings), file=sys.stderr)
         return 1
@@ -1039,6 +1139,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="only report stale edition notebooks (exit 1)")
     p = sub.add_parser("student", help="build the student site into _build/student/ and check it")
     p.add_argument("--strict", action="store_true", help="warnings are errors (-W -n --keep-going)")
+    p.add_argument("--pdf", action="store_true", help="also the student PDF (needs TeX, as the reader PDF)")
     p = sub.add_parser("check-student", help="fail on solution text in these files or folders")
     p.add_argument("paths", nargs="+", type=pathlib.Path)
     args = parser.parse_args(argv)
@@ -1054,7 +1155,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if args.command == "student":
-        return build_student(strict=args.strict)
+        return build_student(strict=args.strict, pdf=args.pdf)
     findings = check_student(args.paths)
     for f in findings:
         print(f)

@@ -2,12 +2,14 @@
 
 Runs ``scripts/check_site.py`` (see its docstring for the checks) on ``_build/html``: every
 page at 1280 px, then every page again in a 390 px phone window, where the page's document
-width must not exceed 390 px and tapping ☰ and ☷ must show the table of contents and the
-page contents; in one browser session; and asserts that there is no finding. Build the book
-first::
+width must not exceed 390 px, tapping ☰ and ☷ must show the table of contents and the
+page contents, and choosing a section in the ☷ drawer must close it; at both widths no inline
+formula may be cut off by a box that hides its overflow ("clipped-math"); in one browser
+session; and asserts that there is no finding. The student site is checked the same way with
+``SEQRMT_SITE=_build/student/html``. Build the book first::
 
     jupyter-book build . -W -n --keep-going
-    python -m pytest tests -p no:cacheprovider -o addopts="" -q -n 0 -k browser
+    python -m pytest -m needs_build tests/test_browser.py
 
 Skipped when the build or the browser (selenium, /usr/bin/chromium, /usr/bin/chromedriver)
 is missing, except under ``CI=true``, where that is a failure. ``SEQRMT_SITE`` points at
@@ -24,6 +26,8 @@ import pathlib
 import time
 
 import pytest
+
+pytestmark = pytest.mark.needs_build  # run after the builds: pytest -m needs_build
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SITE = pathlib.Path(os.environ.get("SEQRMT_SITE", ROOT / "_build" / "html"))

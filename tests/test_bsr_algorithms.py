@@ -1,31 +1,17 @@
-"""Tests of seqrmt.bsr.algorithms: GAMP-RIE, minimal nuclear norm, gradient descent.
+"""Tests of the algorithms of seqrmt.bsr: GAMP-RIE and its state evolution, minimal nuclear norm.
 
 Reference values are the checkpoints B5 and B9 of the Part 2 specification (Bayes-optimal MMSE
 computed independently of this module). Sizes are smaller than the spec's (d = 60 instead of 100
-for GAMP-RIE, d = L = 20 for GD) to keep the file fast; the tolerances are those the spec gives for
+for GAMP-RIE) to keep the file fast; the tolerances are those the spec gives for
 single runs, which are about three run-to-run standard deviations at d = 60.
 """
 
 import numpy as np
 import pytest
-import torch
 
-from seqrmt.bsr import sample_bsr
-from seqrmt.ensemble import spawn_generators
-from seqrmt.bsr.algorithms import (
-    GDResult,
-    average_of_first_k_error,
-    design_matrix,
-    gamp_rie,
-    gamp_state_evolution,
-    gd_factorized,
-    gd_on_independent_data,
-    gd_recovery_summary,
-    interpolator_comparison,
-    min_nuclear_norm,
-)
-from seqrmt.bsr.model import bilinear_readout
 from seqrmt import ConvergenceError
+from seqrmt.bsr import (denoising_mmse, gamp_rie, gamp_state_evolution, min_nuclear_norm,
+                        rie_denoise, sample_bsr)
 from seqrmt.runtime import single_threaded_blas
 
 # Bayes-optimal MMSE_S from checkpoint B5: (alpha, beta, rho, delta) -> MMSE_S
@@ -40,7 +26,6 @@ BO_MMSE = {
 @pytest.fixture(autouse=True, scope="module")
 def _one_thread():
     with single_threaded_blas():
-        torch.set_num_threads(1)
         yield
 
 
@@ -53,13 +38,13 @@ def _err(S, S_true):
     return float(np.mean((S - S_true) ** 2))
 
 
-# --------------------------------------------------------------------------- design matrix
+def _design(X):
+    n, L, d = X.shape
+    return X.transpose(0, 2, 1).reshape(n, d * L) / np.sqrt(d * L)
 
 
-def test_design_matrix_matches_readout():
-    data = sample_bsr(40, 6, 9, 2, 0.0, rng=0)
-    S = np.random.default_rng(1).standard_normal((6, 9))
-    assert np.allclose(design_matrix(data.X) @ S.ravel(), bilinear_readout(data.X, S))
+def _readout(X, S):
+    return np.einsum("nld,dl->n", X, S) / np.sqrt(X.shape[1] * X.shape[2])
 
 
 # --------------------------------------------------------------------------- state evolution
@@ -98,7 +83,27 @@ def test_gamp_rie_tracks_state_evolution():
                    precision="empirical", on_failure="flag")
     assert res.mse.shape == res.se_mse.shape == (6,)
     assert np.max(np.abs(res.mse - res.se_mse)) < 0.03
-    assert np.max(np.abs(res.zeta - res.se_zeta)) < 0.1 * res.se_zeta.max()
+    se_zeta = res.se_mse[:5] / 0.5  # (Delta + V^t) / alpha
+    assert np.max(np.abs(res.zeta - se_zeta)) < 0.1 * se_zeta.max()
+
+
+def test_gamp_rie_equals_the_loop_written_out():
+    """An independent transcription of the iteration (damped, theory precision), 12 steps."""
+    data = _data(0.3, 1.0, 0.2, 0.1, 30, seed=2)
+    F, y, (d, L) = _design(data.X), data.y, data.S.shape
+    alpha, delta, damp = F.shape[0] / (d * L), 0.1, 0.2
+    S, V, g, om_old, V_old = np.zeros((d, L)), 1.0, np.zeros(F.shape[0]), None, None
+    for _ in range(12):
+        om = F @ S.ravel() - V * g
+        if om_old is not None:
+            om, V = (1 - damp) * om + damp * om_old, (1 - damp) * V + damp * V_old
+        om_old, V_old = om, V
+        g = (y - om) / (delta + V)
+        zeta = (delta + V) / alpha
+        S = rie_denoise(S + zeta * (F.T @ g).reshape(d, L), zeta, 0.2)
+        V = denoising_mmse(1.0, 0.2, zeta)
+    res = gamp_rie(data.X, y, 0.2, delta, max_iter=12, tol=1e-30, on_failure="flag")
+    np.testing.assert_allclose(res.S, S, atol=1e-10)
 
 
 @pytest.mark.parametrize("key, seeds", [((0.5, 1.0, 0.5, 0.0), 2), ((0.25, 1.0, 0.2, 0.0), 4),
@@ -115,7 +120,7 @@ def test_gamp_rie_near_bayes_optimal(key, seeds):
         data = _data(alpha, beta, rho, delta, d, seed=seed)
         res = gamp_rie(data.X, data.y, rho, delta, S_true=data.S, tol=1e-6, max_iter=100,
                        on_failure="flag")
-        assert not res.diverged and abs(res.zeta[-1] - res.se_zeta[-1]) < 0.1 * res.se_zeta[-1]
+        assert not res.diverged
         assert res.mse[-1] == pytest.approx(_err(res.S, data.S))
         errors.append(res.mse[-1])
     assert abs(np.mean(errors) - BO_MMSE[key]) < 0.08
@@ -159,34 +164,28 @@ def test_gamp_rie_divergence_detected():
     assert np.all(np.isfinite(res.zeta))
 
 
-def test_gamp_rie_noiseless_alpha_015_blowup_caught_and_retried():
-    """Noiseless data at alpha = 0.15, rho = 0.2, d = 40: with the default damping 0.2 this data
-    set (one in sixty seeds) oscillates with a growing amplitude (errors 1, 2, 5, 70, 3e3, 2e5
-    before the old 1e6 bound stopped it). The prior-scaled bound stops it while the estimate is
-    finite and moderate; a retry with damping 0.4 converges near state evolution."""
+def test_gamp_rie_noiseless_alpha_015_blowup_caught():
+    """Noiseless data at alpha = 0.15, rho = 0.2, d = 40: with damping 0.2 this data set (one in
+    sixty seeds) oscillates with a growing amplitude (errors 1, 2, 5, 70, 3e3, ... when nothing
+    stops it). The bound |S|^2 / (dL) <= 10 stops it while the estimate is finite and moderate;
+    more damping (0.4) converges near state evolution."""
     data = sample_bsr(240, 40, 40, 8, 0.0, rng=24)
-    with pytest.raises(ConvergenceError, match="norm_bound"):
+    with pytest.raises(ConvergenceError, match="diverged"):
         gamp_rie(data.X, data.y, 0.2, 0.0, S_true=data.S, max_iter=80, tol=1e-7)
     res = gamp_rie(data.X, data.y, 0.2, 0.0, S_true=data.S, max_iter=80, tol=1e-7,
                    on_failure="flag")
-    assert res.diverged and not res.converged and res.damping == 0.2
+    assert res.diverged and not res.converged
     assert np.all(np.isfinite(res.S)) and np.all(np.isfinite(res.mse))
-    assert np.sum(res.S**2) / 1600 <= 10 and res.mse[-1] < 20  # |S| within the bound
-    ok = gamp_rie(data.X, data.y, 0.2, 0.0, S_true=data.S, max_iter=80, tol=1e-7,
-                  on_failure="flag", retry_damping=(0.4, 0.6))
-    assert ok.converged and not ok.diverged and ok.damping == 0.4
+    assert np.mean(res.S**2) <= 10 and res.mse[-1] < 20
+    ok = gamp_rie(data.X, data.y, 0.2, 0.0, S_true=data.S, max_iter=80, tol=1e-7, damping=0.4,
+                  on_failure="flag")
+    assert ok.converged and not ok.diverged
     assert abs(ok.mse[-1] - ok.se_mse[-1]) < 0.1  # 0.77 against V = 0.78
-    with pytest.raises(ValueError, match="retry_damping"):
-        gamp_rie(data.X, data.y, 0.2, 0.0, retry_damping=(1.0,))
-    with pytest.raises(ValueError, match="retry_damping"):
-        gamp_rie(data.X, data.y, 0.2, 0.0, retry_damping=0.4)
-    with pytest.raises(ValueError, match="norm_bound"):
-        gamp_rie(data.X, data.y, 0.2, 0.0, norm_bound=0.0)
 
 
 def test_gamp_rie_max_iter():
     data = _data(0.5, 1.0, 0.5, 0.0, 20, seed=0)
-    with pytest.raises(ConvergenceError, match="max_iter"):
+    with pytest.raises(ConvergenceError, match="did not reach tol"):
         gamp_rie(data.X, data.y, 0.5, 0.0, max_iter=2, tol=1e-12)
 
 
@@ -197,8 +196,6 @@ def test_gamp_rie_validation():
         gamp_rie(X, y[:-1], 0.5, 0.0)
     with pytest.raises(ValueError, match="X"):
         gamp_rie(X[0], y, 0.5, 0.0)
-    with pytest.raises(ValueError, match="rho"):
-        gamp_rie(X, y, 0.55, 0.0)  # rho * d not an integer
     with pytest.raises(ValueError, match="rho"):
         gamp_rie(X, y, -0.5, 0.0)
     with pytest.raises(ValueError, match="delta"):
@@ -236,7 +233,7 @@ def test_mnne_fails_well_below_threshold_and_is_optimal():
     data = _data(0.3, 1.0, 0.2, 0.0, 20, seed=1)
     S = min_nuclear_norm(data.X, data.y)
     assert _err(S, data.S) > 0.1
-    assert np.max(np.abs(bilinear_readout(data.X, S) - data.y)) < 1e-4
+    assert np.max(np.abs(_readout(data.X, S) - data.y)) < 1e-4
     nuc = np.linalg.norm(S, "nuc")
     assert nuc <= np.linalg.norm(data.S, "nuc") * (1 + 1e-5)
 
@@ -266,145 +263,3 @@ def test_mnne_validation():
         min_nuclear_norm(X, np.array([1.0, np.nan, 0.0, 0.0]))
     with pytest.raises(ValueError, match="solver"):
         min_nuclear_norm(X, np.ones(4), solver="MOSEK")
-
-
-# --------------------------------------------------------------------------- gradient descent
-
-
-def test_gd_step_matches_autograd():
-    """One explicit-gradient step equals a step on torch's autograd gradient of the sum loss."""
-    data = sample_bsr(30, 6, 5, 2, 0.1, rng=0)
-    res = gd_factorized(data.X, data.y, 2, n_students=3, init="prior", lr=0.01, max_steps=1,
-                        record_every=1, rng=7)
-    g = np.random.default_rng(7)
-    U = torch.tensor(g.standard_normal((3, 6, 2)), requires_grad=True)
-    V = torch.tensor(g.standard_normal((3, 5, 2)), requires_grad=True)
-    X = torch.tensor(data.X)
-    S = U @ V.transpose(1, 2) / np.sqrt(2)
-    yhat = torch.einsum("nld,kdl->kn", X, S) / np.sqrt(30)
-    loss = 0.25 * ((yhat - torch.tensor(data.y)) ** 2).sum()
-    loss.backward()
-    with torch.no_grad():
-        S1 = (U - 0.01 * U.grad) @ (V - 0.01 * V.grad).transpose(1, 2) / np.sqrt(2)
-    assert np.allclose(res.S, S1.numpy(), atol=1e-12)
-    assert res.steps.tolist() == [0, 1]
-
-
-def test_gd_small_init_recovers_between_pr_and_mnne():
-    """Section 4: small-init GD recovers at alpha = 0.5, above alpha_PR = 0.36 and below
-    alpha_MNNE = 0.572 (d = L = 20, rho = 0.2)."""
-    data = _data(0.5, 1.0, 0.2, 0.0, 20, seed=1)
-    res = gd_factorized(data.X, data.y, 4, n_students=3, init="small", max_steps=8000,
-                        S_true=data.S, rng=0)
-    assert res.converged
-    assert np.max(res.error) < 1e-4 and res.error_avg < 1e-4
-    assert res.error_avg == pytest.approx(_err(res.S.mean(axis=0), data.S), abs=1e-12)
-
-
-def test_gd_small_init_fails_below_alpha_pr():
-    data = _data(0.25, 1.0, 0.2, 0.0, 20, seed=1)
-    res = gd_factorized(data.X, data.y, 4, n_students=2, init="small", max_steps=2000,
-                        S_true=data.S, rng=0)
-    assert np.min(res.error) > 0.2
-
-
-def test_gd_divergence_detected():
-    data = _data(0.5, 1.0, 0.2, 0.0, 10, seed=0)
-    with pytest.raises(ConvergenceError, match="lr"):
-        gd_factorized(data.X, data.y, 2, init="prior", lr=50.0, max_steps=200, rng=5)
-
-
-def test_gd_validation():
-    data = _data(0.5, 1.0, 0.2, 0.0, 10, seed=0)
-    X, y = data.X, data.y
-    with pytest.raises(ValueError, match="y"):
-        gd_factorized(X, y[:3], 2)
-    with pytest.raises(ValueError, match="r"):
-        gd_factorized(X, y, 0)
-    with pytest.raises(ValueError, match="init"):
-        gd_factorized(X, y, 2, init="zero")
-    with pytest.raises(ValueError, match="lr"):
-        gd_factorized(X, y, 2, lr=-0.1)
-    with pytest.raises(ValueError, match="n_students"):
-        gd_factorized(X, y, 2, n_students=0)
-    with pytest.raises(ValueError, match="S_true"):
-        gd_factorized(X, y, 2, S_true=np.zeros((2, 2)))
-    with pytest.raises(ValueError, match="device"):
-        gd_factorized(X, y, 2, device="no-such-device")
-    with pytest.raises(ValueError, match="dtype"):
-        gd_factorized(X, y, 2, dtype="float16")
-
-
-# --------------------------------------------------------------------------- experiment drivers
-
-
-def test_gd_on_independent_data_matches_inline_loop():
-    """Data set i: the data, then the students, from the i-th spawned generator."""
-    opts = dict(n_students=2, init="small", max_steps=50, record_every=10)
-    runs = gd_on_independent_data(2, 60, 6, 5, 1, delta=0.1, student_rank=2, return_data=True,
-                                  rng=3, **opts)
-    for (data, res), g in zip(runs, spawn_generators(3, 2)):
-        ref_data = sample_bsr(60, 6, 5, 1, 0.1, g)
-        ref = gd_factorized(ref_data.X, ref_data.y, 2, S_true=ref_data.S, rng=g, **opts)
-        assert np.array_equal(data.X, ref_data.X) and np.array_equal(res.S, ref.S)
-        assert res.S.shape == (2, 6, 5) and np.array_equal(res.error, ref.error)
-    plain = gd_on_independent_data(2, 60, 6, 5, 1, delta=0.1, student_rank=2, rng=3, **opts)
-    assert all(np.array_equal(a.S, b.S) for a, (_, b) in zip(plain, runs))
-
-
-def _fake_result(errors, train):
-    K = len(errors)
-    return GDResult(S=np.zeros((K, 1, 1)), S_avg=np.zeros((1, 1)), error=np.array(errors),
-                    error_avg=0.0, train_mse=np.array(train), steps=np.array([0]),
-                    error_history=np.zeros((1, K)), error_avg_history=np.zeros(1),
-                    train_history=np.zeros((1, K)), n_steps=0, converged=True)
-
-
-def test_gd_recovery_summary_counts_and_standard_error():
-    runs = [_fake_result([1e-6, 0.5], [1e-8, 1e-8]),  # found S*, interpolates elsewhere
-            _fake_result([0.2, 1e-4], [1e-3, 1e-9])]  # not fitting, found S*
-    s = gd_recovery_summary(runs, fit_tol=1e-5, exact_tol=1e-3)
-    assert (s["exact"], s["fit_not_exact"], s["not_fit"], s["n_students"]) == (2, 1, 1, 4)
-    per_set = np.array([(1e-6 + 0.5) / 2, (0.2 + 1e-4) / 2])
-    assert s["error"] == pytest.approx(per_set.mean(), rel=1e-14)
-    assert s["se"] == pytest.approx(abs(per_set[0] - per_set[1]) / 2, rel=1e-12)
-    assert np.isnan(gd_recovery_summary(runs[:1])["se"])
-    with pytest.raises(ValueError, match="results"):
-        gd_recovery_summary([])
-    with pytest.raises(ValueError, match="results"):
-        gd_recovery_summary([runs[0], _fake_result([0.1], [0.1])])
-    with pytest.raises(ValueError, match="fit_tol"):
-        gd_recovery_summary(runs, fit_tol=0.0)
-
-
-def test_average_of_first_k_error_endpoints_and_loop():
-    data = sample_bsr(60, 5, 4, 1, 0.0, rng=0)
-    res = gd_factorized(data.X, data.y, 1, n_students=4, max_steps=20, S_true=data.S, rng=1)
-    e = average_of_first_k_error(res.S, data.S)
-    want = [_err(res.S[:k].mean(axis=0), data.S) for k in range(1, 5)]
-    np.testing.assert_allclose(e, want, rtol=1e-12)
-    assert e[0] == pytest.approx(res.error[0], rel=1e-10)
-    assert e[-1] == pytest.approx(res.error_avg, rel=1e-10)
-    with pytest.raises(ValueError, match="S_true"):
-        average_of_first_k_error(res.S, np.zeros((4, 5)))
-
-
-def test_interpolator_comparison_matches_inline_loop():
-    """The driver equals the notebook loop it replaces (MNNE, then one student per rank), data
-    set i drawing from the i-th spawned generator."""
-    opts = dict(init="small", max_steps=300, tol=1e-10)
-    out = interpolator_comparison(2, 30, 5, 5, 1, [1, 5], rng=4, **opts)
-    nuc = lambda S: np.linalg.norm(S, "nuc")  # noqa: E731
-    for i, g in enumerate(spawn_generators(4, 2)):
-        data = sample_bsr(30, 5, 5, 1, 0.0, g)
-        fits = [min_nuclear_norm(data.X, data.y)]
-        fits += [gd_factorized(data.X, data.y, rs, rng=g, **opts).S[0] for rs in (1, 5)]
-        for key, S in zip(["MNNE", "GD, rank 1", "GD, rank 5"], fits):
-            res = bilinear_readout(data.X, S) - data.y
-            want = [_err(S, data.S), np.mean(res**2), nuc(S) / nuc(data.S)]
-            np.testing.assert_allclose(out[key][i], want, rtol=1e-9, atol=1e-12)
-    assert out["MNNE"][:, 2].max() <= 1 + 1e-3  # MNNE has the smallest nuclear norm
-    with pytest.raises(ValueError, match="student_ranks"):
-        interpolator_comparison(1, 30, 5, 5, 1, [0])
-    with pytest.raises(ValueError, match="gd_options"):
-        interpolator_comparison(1, 30, 5, 5, 1, [1], n_students=2)

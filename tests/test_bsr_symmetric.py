@@ -1,11 +1,12 @@
-"""Tests for seqrmt.bsr.symmetric: the Wishart-plus-GOE cubic (review W1), its RIE MMSE and the
-Bayes-optimal error of the extensive-width quadratic network."""
+"""The symmetric variant in seqrmt.bsr: the Wishart-plus-GOE cubic, its RIE MMSE (with a
+high-precision reference at large noise) and the Bayes-optimal error of the quadratic network."""
 
+import mpmath as mp
 import numpy as np
 import pytest
 
+from seqrmt import bsr as sym
 from seqrmt import rmt
-from seqrmt.bsr import symmetric as sym
 
 
 def _wide_grid(kappa, zeta, n=20001):
@@ -25,7 +26,7 @@ def _wrong_sign_density(x, kappa, zeta):
 def test_density_has_mass_one_and_the_right_moments(kappa, zeta):
     """Mass 1, mean sqrt(kappa) (that of S*) and second moment 1 + kappa + zeta (S* and Z free)."""
     x = _wide_grid(kappa, zeta)
-    rho = sym.symmetric_density(x, kappa, zeta)
+    rho = sym.symmetric_stieltjes(x, kappa, zeta).imag.clip(0) / np.pi
     assert np.trapezoid(rho, x) == pytest.approx(1.0, abs=2e-4)
     assert np.trapezoid(x * rho, x) == pytest.approx(np.sqrt(kappa), abs=2e-3)
     assert np.trapezoid(x**2 * rho, x) == pytest.approx(1 + kappa + zeta, abs=5e-3)
@@ -102,3 +103,45 @@ def test_real_points_outside_the_support_pick_the_physical_root():
     g = sym.symmetric_stieltjes(x, 0.5, 0.3)
     assert np.all(g.real < 0) and np.all(np.diff(g.real) > 0)
     np.testing.assert_allclose(g, sym.symmetric_stieltjes(x + 1e-3j, 0.5, 0.3), atol=2e-3)
+
+
+def _mmse_high_precision(kappa, zeta, dps=20):
+    """zeta - (4 pi^2 / 3) zeta^2 int mu^3 at 20 digits: the cubic's roots by mpmath, the support
+    from the roots of its discriminant, tanh-sinh quadrature. The cancellation of the two terms
+    at large zeta costs nothing at this precision."""
+    with mp.workdps(dps):
+        kappa, zeta = mp.mpf(kappa), mp.mpf(zeta)
+        eta, zp, s = 1 / kappa, zeta / kappa, mp.sqrt(kappa)
+
+        def disc(w):  # discriminant of a g^3 + b g^2 + c g + 1
+            a, b, c = eta * zp, zp + eta * w, eta - 1 + w
+            return 18 * a * b * c - 4 * b**3 + b**2 * c**2 - 4 * a * c**3 - 27 * a**2
+
+        # the discriminant is a quartic in w: its coefficients from five values
+        V = mp.matrix([[mp.mpf(k) ** j for j in range(5)] for k in range(5)])
+        coef = V**-1 * mp.matrix([disc(mp.mpf(k)) for k in range(5)])
+        roots = mp.polyroots([coef[4 - j] for j in range(5)], maxsteps=200, extraprec=200)
+        w = sorted(mp.re(r) for r in roots if abs(mp.im(r)) < mp.mpf(10) ** (-dps // 2))
+        ivs = [(w[k], w[k + 1]) for k in range(len(w) - 1) if disc((w[k] + w[k + 1]) / 2) < 0]
+
+        def mu(x):
+            r = mp.polyroots([eta * zp, eta * x / s + zp, x / s + eta - 1, 1], extraprec=50)
+            return max(mp.im(ri) for ri in r) / (s * mp.pi)
+
+        i3 = sum(mp.quad(lambda x: mu(x) ** 3, [s * a, s * b]) for a, b in ivs)
+        return float(zeta - 4 * mp.pi**2 / 3 * zeta**2 * i3)
+
+
+@pytest.mark.parametrize("kappa,zeta", [(0.5, 11.0), (0.5, 1000.0), (2.0, 1000.0)])
+def test_mmse_at_large_noise_against_high_precision(kappa, zeta):
+    """Relative error below 1e-8 at large zeta (the former trapezoid formula: 1e-6 at zeta = 11,
+    1e-5 at zeta = 1000, from subtracting two terms of order zeta)."""
+    ref = _mmse_high_precision(kappa, zeta)
+    assert abs(sym.symmetric_mmse(kappa, zeta) / ref - 1) < 1e-8
+
+
+def test_mmse_forms_agree_where_they_switch():
+    """zeta - (4 pi^2/3) zeta^2 int mu^3 (zeta <= 1) and (kappa + 1) - int xi^2 mu (above)."""
+    for kappa in (0.5, 2.0):
+        below, above = sym.symmetric_mmse(kappa, [1.0, 1.0 + 1e-9])
+        assert abs(above - below) < 5e-9  # both to about 2e-9 (against mpmath at zeta = 0.3)

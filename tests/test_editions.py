@@ -65,10 +65,21 @@ def test_edition_notebooks_are_current():
     )
 
 
+def _notebooks(folder: pathlib.Path) -> list[pathlib.Path]:
+    """``<part>/<name>.ipynb`` under ``folder``: JupyterLab's copies of the notebooks it opened
+    (``<part>/.ipynb_checkpoints/<name>-checkpoint.ipynb``) are not notebooks of the book."""
+    return sorted(folder.glob("*/*.ipynb"))
+
+
 def _edition_notebooks(edition: str) -> list[pathlib.Path]:
-    paths = sorted((ROOT / "editions" / edition / "notebooks").glob("*/*.ipynb"))
-    assert len(paths) == len(sorted((ROOT / "notebooks").glob("*/*.ipynb")))
+    paths = _notebooks(ROOT / "editions" / edition / "notebooks")
+    assert len(paths) == len(_notebooks(ROOT / "notebooks"))
     return paths
+
+
+def _with_solutions(folder: pathlib.Path, book) -> set[str]:
+    """The notebooks under ``folder`` in which the student-edition check finds solution text."""
+    return {f.split(":")[0] for f in ed.check_student(_notebooks(folder), book)}
 
 
 @pytest.mark.parametrize("edition", ed.EDITIONS)
@@ -104,9 +115,20 @@ def test_student_notebooks_hold_no_solution_text(book):
     student = ed.check_student([ROOT / "editions" / "student"], book)
     assert not student, "\n".join(student[:10])
     # the check can fail: every reader notebook with a solution is caught
-    reader = ed.check_student([ROOT / "editions" / "reader"], book)
-    caught = {f.split(":")[0] for f in reader}
+    caught = _with_solutions(ROOT / "editions" / "reader" / "notebooks", book)
     assert len(caught) == len(_edition_notebooks("reader")), sorted(caught)
+
+
+def test_jupyterlab_checkpoints_are_not_counted_as_notebooks(book, tmp_path):
+    """Opening the reader notebooks in JupyterLab, as the README suggests, leaves a checkpoint
+    copy of each: the reader count above must stay one per notebook (it read ``50 == 25``)."""
+    first = _edition_notebooks("reader")[0]
+    part = tmp_path / first.parent.name
+    (part / ".ipynb_checkpoints").mkdir(parents=True)
+    shutil.copy(first, part / first.name)
+    shutil.copy(first, part / ".ipynb_checkpoints" / f"{first.stem}-checkpoint.ipynb")
+    assert _notebooks(tmp_path) == [part / first.name]
+    assert _with_solutions(tmp_path, book) == {str(part / first.name)}
 
 
 def test_every_exercise_has_a_level(book):
@@ -231,10 +253,17 @@ def test_small_book_numbering_and_text(small_book):
     assert "## 1.1.1. Setting" in md and "## 1.1.2. Exercises" in md
     assert "$\\mathbb{R}^d$, $x_{\\mathbb{R}}$ and `\\RR` in code" in md
     ref = "https://x.org/b/book/references.html"
-    assert (f"> **Lemma 1.1 (Trace lemma \\[[Adams *et al.*, 2019]({ref}), [Smith and Jones, 2020]({ref})\\]).** "
-            "Body of the lemma.") in md
+    # each citation links to its entry's anchor on the references page (bibtex_cite_id)
+    assert (f"> **Lemma 1.1 (Trace lemma \\[[Adams *et al.*, 2019]({ref}#cite-adams2019), "
+            f"[Smith and Jones, 2020]({ref}#cite-smith2020)\\]).** Body of the lemma.") in md
     assert ("*Proof.* By [Theorem 1.1](https://x.org/b/book/ch1.html#thm-index) and "
-            f"[Lemma 1.1](https://x.org/b/notebooks/p1/a.html#lem-a); see Lee \\[[2021b]({ref})\\]. ∎") in md
+            f"[Lemma 1.1](https://x.org/b/notebooks/p1/a.html#lem-a); see Lee \\[[2021b]({ref}#cite-lee2021b)\\]. ∎") in md
+    # the notebook writes out the works it cites, in the references page's order
+    bib = next(c for c in nb["cells"] if c["metadata"].get("editions") == "bibliography")
+    bib_md = "".join(bib["source"])
+    assert bib_md.startswith("**Works cited in this notebook.**") and conv.cited == ["adams2019", "smith2020", "lee2021b"]
+    assert [m for m in re.findall(r"#(cite-[\w-]+)\)", bib_md)] == ["cite-adams2019", "cite-lee2021b", "cite-smith2020"]
+    assert "T2" in bib_md and "Beta" in bib_md and "Alpha" not in bib_md
     assert 'x = "{cite}`not-a-role`"' in md  # code untouched
     assert "The error is 0.123, see [Fig. 1.1](https://x.org/b/notebooks/p1/a.html#fig-a) and " \
            "[the setting](https://x.org/b/notebooks/p1/a.html#sec-a)." in md
@@ -248,6 +277,9 @@ def test_small_book_numbering_and_text(small_book):
     student, _ = ed.convert(book, "notebooks/p1/a", "student")
     smd = _markdown(student)
     assert "Solution" not in smd and "Tr A = 0" not in smd and "> **Exercise 1.1 (level 1).**" in smd
+    # the student notebooks link only to the student site
+    links = re.findall(r"\]\((https?://[^)]+)\)", smd)
+    assert links and all(u.startswith("https://x.org/b/student/") for u in links), links
     nb_b, _ = ed.convert(book, "notebooks/p1/b", "reader")
     mdb = _markdown(nb_b)
     assert "> **Theorem 1.2 (Second).** See [Page A](https://x.org/b/notebooks/p1/a.html) and " \

@@ -8,17 +8,8 @@ one-draw samplers (so a driver that went back to sharing one stream would fail).
 import numpy as np
 import pytest
 
-from seqrmt import bsr, lgm
-from seqrmt.bsr import free_probability as fp
-from seqrmt.bsr import model as bsr_model
-from seqrmt.bsr import theory as bsr_theory
 from seqrmt._validation import check_seed
 from seqrmt.ensemble import spawn_generators
-
-
-@pytest.fixture(scope="module")
-def P9():
-    return lgm.softmax_distributions(3, 9, 0.9, rng=0)
 
 
 def _same(a, b):
@@ -26,10 +17,6 @@ def _same(a, b):
     if isinstance(a, (tuple, list)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return np.array_equal(np.asarray(a), np.asarray(b))
-
-
-def _context_fields(sim):
-    return (sim.m, sim.C, sim.train_error, sim.delta, sim.realised_weights)
 
 
 # ------------------------------------------------------------------------------- the root helper
@@ -43,168 +30,6 @@ def test_root_accepts_seeds_sequences_generators_and_none():
             check_seed(bad)
 
 
-# --------------------------------------------------------------------------------- lgm, Model 1
-def _context_trial_reference(rng, P, d, n, gammas, fixed=None):
-    """Trial of Model 1 from scratch: Z, counts and the ridge predictions on the full data."""
-    k, c = P.shape
-    Z = rng.standard_normal((d, c))
-    n_a = fixed if fixed is not None else rng.multinomial(n, np.full(c, 1 / c))
-    N = rng.multinomial(n_a, P.T)
-    return lgm.context_predictions(Z, N, gammas)
-
-
-@pytest.mark.parametrize("counts", ["multinomial", "fixed"])
-def test_simulate_context_model_workers_and_children(P9, counts):
-    args = (P9, np.ones(9), 9, 90, [0.1, 1.0], 5)
-    a = lgm.simulate_context_model(*args, rng=4, counts=counts, jobs=1)
-    b = lgm.simulate_context_model(*args, rng=4, counts=counts, jobs=2)
-    assert all(_same(x, y) for x, y in zip(_context_fields(a), _context_fields(b)))
-    fixed = np.full(9, 10) if counts == "fixed" else None
-    gens = spawn_generators(4, 5)
-    hats = []
-    for t, g in enumerate(gens):
-        P_hat, delta = _context_trial_reference(g, P9, 9, 90, [0.1, 1.0], fixed)
-        hats.append(P_hat)
-        np.testing.assert_array_equal(a.delta[:, t], delta)
-        np.testing.assert_allclose(a.train_error[:, t], np.sum((P_hat - P9) ** 2, axis=(1, 2)) / 9,
-                                   rtol=1e-14)
-    np.testing.assert_allclose(a.m, np.mean(hats, axis=0), rtol=1e-12, atol=1e-15)
-    # a trial does not depend on how many there are
-    more = lgm.simulate_context_model(*args[:-1], 8, rng=4, counts=counts)
-    np.testing.assert_array_equal(more.train_error[:, :5], a.train_error)
-
-
-def test_simulate_context_batches_children(P9):
-    args = (P9, np.ones(9), 9, 90, [0.1], 8)
-    bs1 = lgm.simulate_context_batches(*args, rng=6, n_batches=4, jobs=1)
-    bs2 = lgm.simulate_context_batches(*args, rng=6, n_batches=4, jobs=2)
-    for x, y in zip(bs1, bs2):
-        assert all(_same(u, v) for u, v in zip(_context_fields(x), _context_fields(y)))
-    for b, g in zip(bs1, spawn_generators(6, 4)):
-        ref = lgm.simulate_context_model(*args[:-1], 2, rng=g)
-        assert all(_same(u, v) for u, v in zip(_context_fields(b), _context_fields(ref)))
-    assert not np.array_equal(bs1[0].train_error, bs1[1].train_error)
-
-
-def test_context_variance_vs_samples_children(P9):
-    v1 = lgm.context_variance_vs_samples(P9, np.ones(9), 9, [5, 20], 0.1, 6, rng=2, n_batches=3,
-                                         jobs=1)
-    v2 = lgm.context_variance_vs_samples(P9, np.ones(9), 9, [5, 20], 0.1, 6, rng=2, n_batches=3,
-                                         jobs=2)
-    np.testing.assert_array_equal(v1, v2)
-    for j, (m, g) in enumerate(zip([5, 20], spawn_generators(2, 2))):
-        bs = lgm.simulate_context_batches(P9, np.ones(9), 9, 9 * m, [0.1], 6, rng=g, n_batches=3,
-                                          counts="fixed")
-        np.testing.assert_array_equal(v1[:, j], lgm.context_batch_variance(bs)[:, 0].mean(axis=1))
-
-
-# --------------------------------------------------------------------------------- lgm, Model 2
-def _mixture_reference(rng, M, pi, P, n, gammas):
-    """Trial of Model 2 from scratch: data matrix, one-hot labels, ridge by solve."""
-    d, c = M.shape
-    k = P.shape[0]
-    a = rng.choice(c, size=n, p=pi)
-    X = M[:, a] + rng.standard_normal((d, n))
-    u = rng.random(n)
-    tokens = np.minimum((u[None, :] > np.cumsum(P, axis=0)[:, a]).sum(axis=0), k - 1)
-    Y = np.eye(k)[tokens].T
-    out = []
-    for g in gammas:
-        W = np.linalg.solve(X @ X.T / n + g * np.eye(d), X @ Y.T / n)
-        test = np.sum(pi * np.sum((W.T @ M - P) ** 2, axis=0)) + np.sum(W**2)
-        out.append((test, np.sum((Y - W.T @ X) ** 2) / n, np.sum(W**2)))
-    return np.array(out).T  # (3, g)
-
-
-def test_simulate_mixture_model_workers_and_children(P9):
-    rng = np.random.default_rng(3)
-    M, pi = rng.standard_normal((12, 9)) * 2, rng.dirichlet(np.ones(9))
-    a = lgm.simulate_mixture_model(M, pi, P9, 40, [0.1, 1.0], 4, rng=5, jobs=1)
-    b = lgm.simulate_mixture_model(M, pi, P9, 40, [0.1, 1.0], 4, rng=5, jobs=2)
-    for f in ("test_error", "train_error", "w_norm2"):
-        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
-    for t, g in enumerate(spawn_generators(5, 4)):
-        ref = _mixture_reference(g, M, pi, P9, 40, [0.1, 1.0])
-        got = np.array([a.test_error[:, t], a.train_error[:, t], a.w_norm2[:, t]])
-        np.testing.assert_allclose(got, ref, rtol=1e-9)
-
-
-def test_mixture_test_error_deviations_children(P9):
-    G, pi = np.eye(9) + 1, np.full(9, 1 / 9)
-    a = lgm.mixture_test_error_deviations(G, pi, P9, [30, 60], 0.1, 3, rng=8, jobs=1)
-    b = lgm.mixture_test_error_deviations(G, pi, P9, [30, 60], 0.1, 3, rng=8, jobs=2)
-    np.testing.assert_array_equal(a, b)
-    for j, (m, g) in enumerate(zip([30, 60], spawn_generators(8, 2))):
-        M = lgm.means_from_gram(G, m // 2, g)
-        sim = lgm.simulate_mixture_model(M, pi, P9, m, 0.1, 3, rng=g)
-        want = sim.test_error[0] - lgm.mixture_theory(M, pi, P9, m, 0.1).test_error
-        np.testing.assert_array_equal(a[j], want)
-
-
-# ------------------------------------------------------------------------------------------ bsr
-def test_signal_plus_noise_singular_values_workers_and_children():
-    s1, o1 = fp.signal_plus_noise_singular_values(20, 2.0, 0.2, 0.3, 3, rng=5, oracle=True, jobs=1)
-    s2, o2 = fp.signal_plus_noise_singular_values(20, 2.0, 0.2, 0.3, 3, rng=5, oracle=True, jobs=2)
-    assert _same((s1, o1), (s2, o2))
-    plain = fp.signal_plus_noise_singular_values(20, 2.0, 0.2, 0.3, 3, rng=5, jobs=2)
-    for k, g in enumerate(spawn_generators(5, 3)):
-        S, Y = fp.sample_signal_plus_noise(20, 40, 4, 0.3, g)
-        u, s, vt = np.linalg.svd(Y)
-        scale = (20 * 40) ** 0.25
-        np.testing.assert_allclose(plain[k], s / scale, rtol=1e-12)
-        np.testing.assert_allclose(s1[k], s / scale, rtol=1e-12)
-        np.testing.assert_allclose(o1[k], np.diag(u.T @ S @ vt.T) / scale, atol=1e-12)
-
-
-def test_rie_error_monte_carlo_workers_and_children():
-    a = fp.rie_error_monte_carlo(30, 1.0, 0.5, 0.5, 3, rng=1, jobs=1)
-    b = fp.rie_error_monte_carlo(30, 1.0, 0.5, 0.5, 3, rng=1, jobs=2)
-    np.testing.assert_array_equal(a, b)
-    for k, g in enumerate(spawn_generators(1, 3)):
-        S, Y = fp.sample_signal_plus_noise(30, 30, 15, 0.5, g)
-        assert a[k] == pytest.approx(np.mean((fp.rie_denoise(Y, 0.5, 0.5) - S) ** 2), rel=1e-12)
-
-
-def test_svt_risk_monte_carlo_workers_and_children():
-    lam = np.array([0.5, 1.0])
-    a = bsr_theory.svt_risk_monte_carlo(20, 24, 3, 0.1, lam, 3, scale=10.0, rng=2, jobs=1)
-    b = bsr_theory.svt_risk_monte_carlo(20, 24, 3, 0.1, lam, 3, scale=10.0, rng=2, jobs=2)
-    assert _same(a, b)
-    rows = []
-    for g in spawn_generators(2, 3):
-        S = 10.0 * bsr_model._planted(20, 24, 3, g)[2]
-        Y = S + np.sqrt(0.1) * g.standard_normal((20, 24))
-        u, s, vt = np.linalg.svd(Y, full_matrices=False)
-        tau = lam * np.sqrt(0.1 * 21)
-        rows.append([np.sum(((u * np.maximum(s - t, 0)) @ vt - S) ** 2) / (0.1 * 20 * 24)
-                     for t in tau])
-    rows = np.array(rows)
-    np.testing.assert_allclose(a[0], rows.mean(axis=0), rtol=1e-12)
-    np.testing.assert_allclose(a[1], rows.std(axis=0, ddof=1) / np.sqrt(3), rtol=1e-9)
-
-
-def test_gd_on_independent_data_workers_and_children():
-    opts = dict(n_students=2, init="small", max_steps=40, record_every=10)
-    a = bsr.gd_on_independent_data(3, 60, 6, 5, 1, delta=0.1, return_data=True, rng=3, jobs=1,
-                                   **opts)
-    b = bsr.gd_on_independent_data(3, 60, 6, 5, 1, delta=0.1, return_data=True, rng=3, jobs=2,
-                                   **opts)
-    for (da, ra), (db, rb) in zip(a, b):
-        assert np.array_equal(da.X, db.X) and np.array_equal(ra.S, rb.S)
-        assert np.array_equal(ra.error, rb.error)
-    for (data, res), g in zip(a, spawn_generators(3, 3)):
-        ref_data = bsr.sample_bsr(60, 6, 5, 1, 0.1, g)
-        ref = bsr.gd_factorized(ref_data.X, ref_data.y, 1, S_true=ref_data.S, rng=g, **opts)
-        assert np.array_equal(data.X, ref_data.X) and np.array_equal(res.S, ref.S)
-
-
-def test_interpolator_comparison_workers_bit_identical():
-    opts = dict(init="small", max_steps=100, tol=1e-10)
-    a = bsr.interpolator_comparison(2, 30, 5, 5, 1, [1], rng=4, jobs=1, **opts)
-    b = bsr.interpolator_comparison(2, 30, 5, 5, 1, [1], rng=4, jobs=2, **opts)
-    assert sorted(a) == sorted(b)
-    for key in a:
-        np.testing.assert_array_equal(a[key], b[key])
 
 
 # ------------------------------------------------------------------------------------ dyson

@@ -1,4 +1,6 @@
-"""Tests of seqrmt.frontiers.pls against the spec's checkpoints (Part 5 spec, section 7.4)."""
+"""The PLS-SVD law of Chapter 5.5 (seqrmt.frontiers.pls.pls_spike, closed form): the spec's checkpoints
+(section 7.4), the transforms against the empirical noise, an independent route for one-sided signals,
+and simulations of the two views."""
 
 import numpy as np
 import pytest
@@ -6,32 +8,54 @@ import pytest
 from seqrmt.frontiers import pls
 
 
+def _pls_svd(X, Y):
+    U, sv, Vt = np.linalg.svd(X.T @ Y / X.shape[0], full_matrices=False)
+    return sv[0], U[:, 0], Vt[0]
+
+
+def _pca_overlap(t, c):
+    return (1 - c / t**2) / (1 + c / t) if t > np.sqrt(c) else 0.0
+
+
 def test_noise_edge_and_threshold():
-    noise = pls.pls_noise(0.5, 0.75)
+    noise = pls.pls_spike(0.0, 0.0, 0.5, 0.75)
+    assert not noise.detected and noise.singular_value == noise.edge
     assert noise.edge == pytest.approx(1.8990, abs=2e-4)  # spec 7.4
-    # spec prints 1.4297; our edge is converged (quadrature 100 to 1600 nodes agree to 1e-10)
+    # spec prints 1.4297 (a quadrature); the closed form, and 1600-node quadrature, give 1.42886
     assert noise.threshold == pytest.approx(1.4289, abs=2e-4)
     theta_c = (-1.25 + np.sqrt(1.25**2 - 4 * (0.375 - noise.threshold))) / 2
     assert theta_c == pytest.approx(0.577, abs=1e-3) and theta_c < np.sqrt(0.5)
 
 
-def test_phi_consistency_and_D_against_empirical_noise():
-    tr = pls._Transforms(0.5, 0.75)
-    m = tr.edge_m() / 2
-    z, phi_l, phi_r, D, _ = tr.values(m)
-    assert 400 * phi_l - 600 * phi_r == pytest.approx((400 - 600) / z, rel=1e-12)
+def test_transforms_against_the_empirical_noise():
+    # in the parameter t: z^2 = (1+t)(t+cx)(t+cy)/t, phi_L = (t+cx)/(cx z), phi_R = (t+cy)/(cy z)
+    cx, cy = 0.5, 0.75
     rng = np.random.default_rng(0)
     n, p, q = 800, 400, 600
     sv = np.linalg.svd(rng.standard_normal((n, p)).T @ rng.standard_normal((n, q)) / n, compute_uv=False)
-    emp_l = np.sum(z / (z * z - sv**2)) / p
-    assert emp_l == pytest.approx(phi_l, rel=5e-3)
+    for t in (0.02, 0.1):
+        z = np.sqrt((1 + t) * (t + cx) * (t + cy) / t)
+        phi_l, phi_r = (t + cx) / (cx * z), (t + cy) / (cy * z)
+        assert p * phi_l - q * phi_r == pytest.approx((p - q) / z, rel=1e-12)
+        assert np.sum(z / (z * z - sv**2)) / p == pytest.approx(phi_l, rel=5e-3)
+        assert (np.sum(z / (z * z - sv**2)) + (q - p) / z) / q == pytest.approx(phi_r, rel=5e-3)
+    # and the edge is the largest singular value of the noise, up to Tracy-Widom fluctuations
+    assert sv[0] == pytest.approx(pls.pls_spike(0, 0, cx, cy).edge, abs=0.05)
+
+
+def test_threshold_formula_and_continuity():
+    # sigma^2 just above and below 1 / D(b+): detected or not, the overlaps vanish at the threshold
+    cx, cy = 0.5, 0.75
+    T = pls.pls_spike(0, 0, cx, cy).threshold
+    theta_c = (-(cx + cy) + np.sqrt((cx - cy) ** 2 + 4 * T)) / 2  # (t + cx)(t + cy) = T
+    above, below = (pls.pls_spike(theta_c * f, theta_c * f, cx, cy) for f in (1 + 1e-7, 1 - 1e-7))
+    assert above.detected and not below.detected
+    assert above.overlap_u < 1e-5 and above.singular_value == pytest.approx(above.edge, abs=1e-3)
 
 
 def test_below_threshold_and_pca():
     sp = pls.pls_spike(0.2, 0.2, 0.5, 0.75)
     assert not sp.detected and sp.overlap_u == 0.0
-    assert pls.pca_overlap(0.5, 0.5) == 0.0
-    assert pls.pca_overlap(1.0, 0.5) == pytest.approx(1 / 3)
 
 
 def test_overlaps_increase_with_signal():
@@ -51,63 +75,11 @@ def test_pls_checkpoints(t_x, t_y, s1, ou, ov):
     rng = np.random.default_rng(7)
     mc = np.array([[r[0], (r[1] @ u) ** 2, (r[2] @ v) ** 2]
                    for X, Y, u, v in (pls.two_view_data(800, 400, 600, t_x, t_y, rng) for _ in range(12))
-                   for r in [pls.pls_svd(X, Y)]])
+                   for r in [_pls_svd(X, Y)]])
     mean, se = mc.mean(0), mc.std(0, ddof=1) / np.sqrt(len(mc))
     assert abs(mean[0] - s1) <= 0.04  # spec tolerance (1 % downward finite-size bias)
     # spec: within 0.03; near the threshold, (1, 1), 12 draws give se ~ 0.02, hence 3 se
     assert abs(mean[1] - ou) <= max(0.03, 3 * se[1]) and abs(mean[2] - ov) <= max(0.03, 3 * se[2])
-
-
-# ------------------------------------------------------------------ notebook driver, report, figure
-
-
-def test_overlap_experiment_equals_the_loop():
-    st, pca = pls.overlap_experiment(60, 10, 15, [0.5, 4.0], [1.0, 9.0], 2, np.random.default_rng(4))
-    roots = iter(np.random.default_rng(4).spawn(4))  # one root per (t_y, t_x), a child per draw
-    for a, ty in enumerate([1.0, 9.0]):
-        for b, tx in enumerate([0.5, 4.0]):
-            gens = next(roots).spawn(2)
-            for k in range(2):
-                X, Y, u, v = pls.two_view_data(60, 10, 15, tx, ty, gens[k])
-                s1, uh, vh = pls.pls_svd(X, Y)
-                np.testing.assert_allclose(st[a, b, k], [s1, (uh @ u) ** 2, (vh @ v) ** 2])
-                top = np.linalg.svd(X, full_matrices=False)[2][0]  # independent: SVD of X
-                assert pca[a, b, k] == pytest.approx((top @ u) ** 2, rel=1e-8)
-    with pytest.raises(ValueError, match="t_x"):
-        pls.overlap_experiment(60, 10, 15, [-1.0], [1.0], 2, 0)
-
-
-def test_spike_report_lines_are_theory_and_means():
-    st, pca = pls.overlap_experiment(200, 50, 100, [0.5, 4.0], [4.0], 3, rng=1)
-    text = pls.spike_report([0.5, 4.0], [4.0], 0.25, 0.5, st, pca, [(0, 1)], [0, 1])
-    lines = text.splitlines()
-    sp = pls.pls_spike(4.0, 4.0, 0.25, 0.5)
-    m, se = st[0, 1].mean(0), st[0, 1].std(0, ddof=1) / np.sqrt(3)
-    assert lines[1].startswith(f"4.00    4   {sp.overlap_u:.4f}, {m[1]:.4f} ± {se[1]:.4f}")
-    assert lines[4] == (f"  s1 at t_x = 4.00, t_y = 4: {sp.singular_value:.4f}, "
-                        f"{m[0]:.4f} ± {se[0]:.4f}")
-    assert lines[-1].startswith(f"  PCA at t_x = 4.00: {pls.pca_overlap(4.0, 0.25):.4f}")
-    assert abs(m[1] - sp.overlap_u) < 0.1  # far above threshold: the overlap is close to theory
-    with pytest.raises(ValueError, match="rows"):
-        pls.spike_report([0.5, 4.0], [4.0], 0.25, 0.5, st, pca, [(1, 0)], [0])
-
-
-def test_plot_overlaps_draws_theory_and_shades_the_gap():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    st, pca = np.full((2, 2, 2, 3), 0.5), np.full((2, 2, 2), 0.3)
-    grid = np.linspace(0.05, 2.2, 12)
-    fig, ax = plt.subplots()
-    pls.plot_overlaps(ax, grid, [1.0, 3.0], 0.5, 0.75, [0.5, 2.0], st, pca)
-    ov = [pls.pls_spike(t, 1.0, 0.5, 0.75).overlap_u for t in grid]
-    np.testing.assert_allclose(ax.lines[0].get_ydata(), ov)
-    assert len(ax.patches) == 1  # PLS with t_y = 3 detects below the BBP point sqrt(c_x)
-    with pytest.raises(ValueError, match="pca"):
-        pls.plot_overlaps(ax, grid, [1.0, 3.0], 0.5, 0.75, [0.5, 2.0], st, pca[:1])
-    plt.close(fig)
 
 
 # ------------------------------------------------------------------ one-sided signals (issue 22 item 5)
@@ -127,7 +99,7 @@ def _nested_bbp(t, c_sig, c_other):
 
     h = 1e-6 * ell
     dpsi = (psi(ell + h) - psi(ell - h)) / (2 * h)
-    return np.sqrt(c_other * psi(ell)), pls.pca_overlap(t, c_sig) * ell * dpsi / psi(ell)
+    return np.sqrt(c_other * psi(ell)), _pca_overlap(t, c_sig) * ell * dpsi / psi(ell)
 
 
 @pytest.mark.parametrize("t_x, t_y", [(4.0, 0.0), (0.0, 4.0)])
@@ -136,7 +108,7 @@ def test_one_sided_signal_is_detected(t_x, t_y):
     code returned 'not detected' with both overlaps 0 whenever t_x t_y = 0)."""
     c_x, c_y = 0.5, 0.75
     sp = pls.pls_spike(t_x, t_y, c_x, c_y)
-    assert sp.detected and (t_x + c_x) * (t_y + c_y) > pls.pls_noise(c_x, c_y).threshold
+    assert sp.detected and (t_x + c_x) * (t_y + c_y) > sp.threshold
     signal_x = t_y == 0.0
     s1_ind, ov_ind = _nested_bbp(t_x, c_x, c_y) if signal_x else _nested_bbp(t_y, c_y, c_x)
     mine, other = (sp.overlap_u, sp.overlap_v) if signal_x else (sp.overlap_v, sp.overlap_u)
@@ -145,7 +117,7 @@ def test_one_sided_signal_is_detected(t_x, t_y):
     mc = []
     for _ in range(30):
         X, Y, u, v = pls.two_view_data(800, 400, 600, t_x, t_y, rng)
-        s1, u_hat, v_hat = pls.pls_svd(X, Y)
+        s1, u_hat, v_hat = _pls_svd(X, Y)
         mc.append([s1, (u_hat @ u) ** 2, (v_hat @ v) ** 2])
     mc = np.array(mc)
     mean, se = mc.mean(0), mc.std(0, ddof=1) / np.sqrt(len(mc))
@@ -156,3 +128,19 @@ def test_one_sided_signal_is_detected(t_x, t_y):
     k = 1 if signal_x else 2
     assert abs(mean[k] - theory[k]) <= 4 * se[k]
     assert mean[3 - k] < 0.01 and theory[3 - k] == 0.0
+
+
+def test_closed_form_equals_the_silverstein_quadrature():
+    # the book's earlier route: m_L solves w = -1/m + int t/(1 + cx t m) dH(t), H = MP(cy) on n points;
+    # phi_L(z) = -z m_L(z^2). Check the closed form's z(t), phi_L(t) on that equation by quadrature.
+    cx, cy = 0.5, 0.75
+    lo, hi = (1 - np.sqrt(cy)) ** 2, (1 + np.sqrt(cy)) ** 2
+    x, w = np.polynomial.legendre.leggauss(400)
+    phi = np.pi * (x + 1) / 2
+    tt = (hi + lo) / 2 - (hi - lo) / 2 * np.cos(phi)
+    ww = (np.pi / 2) * w * ((hi - lo) / 2 * np.sin(phi)) ** 2 / (2 * np.pi * tt)
+    for t in (0.01, 0.05, 0.2):
+        z2 = (1 + t) * (t + cx) * (t + cy) / t
+        m = -(t + cx) / (cx * z2)  # m_L = -phi_L / z
+        rhs = -1 / m + np.sum(ww * tt / (1 + cx * tt * m))  # the atom of H at 0 adds 0 * ... = 0
+        assert rhs == pytest.approx(z2, rel=1e-10)

@@ -10,7 +10,7 @@ and unfolded solutions.
 
 Skipped when jupyterlab or the browser is missing, except under ``CI=true``::
 
-    python -m pytest tests/test_jupyter.py -p no:cacheprovider -o addopts="" -q
+    python -m pytest -m needs_build tests/test_jupyter.py
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import sys
 import time
 
 import pytest
+
+pytestmark = pytest.mark.needs_build  # run after the builds: pytest -m needs_build
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 IN_CI = os.environ.get("CI", "").lower() == "true"

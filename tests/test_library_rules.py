@@ -141,6 +141,8 @@ def _surface():
     for m in PUBLIC:
         module = _public_module(m)
         for name in getattr(module, "__all__", []):
+            if f"{m}.{name}" in MODULES:  # a package listing its public submodules
+                continue
             obj = getattr(module, name)
             if inspect.ismodule(obj):
                 continue
@@ -153,7 +155,8 @@ def test_public_modules_list_their_names(name):
     module = _public_module(name)
     assert hasattr(module, "__all__"), f"{name} has no __all__"
     for attr in module.__all__:
-        assert hasattr(module, attr), f"{name}.__all__ names {attr}, which it does not define"
+        assert hasattr(module, attr) or f"{name}.{attr}" in MODULES, (
+            f"{name}.__all__ names {attr}, which it does not define")
 
 
 @pytest.mark.parametrize("name", PUBLIC)
@@ -161,6 +164,8 @@ def test_one_public_path_per_name(name):
     """A public name is defined in its module, or in a private module and listed here once."""
     module = _public_module(name)
     for attr in getattr(module, "__all__", []):
+        if f"{name}.{attr}" in MODULES:
+            continue
         obj = getattr(module, attr)
         home = getattr(obj, "__module__", None)
         if inspect.ismodule(obj) or home is None or not home.startswith("seqrmt"):

@@ -3,7 +3,7 @@
 Build it first (TeX: see .ci/run for the Debian packages)::
 
     jupyter-book build . --builder pdflatex     # -> _build/latex/book.pdf
-    python -m pytest tests/test_pdf.py -p no:cacheprovider -o addopts="" -q
+    python -m pytest -m needs_build tests/test_pdf.py
 
 The checks read the LaTeX log next to the PDF and the PDF's text (``pdftotext`` from
 poppler-utils): no LaTeX error (``! ...`` lines) and no undefined macro; no raw MyST markup
@@ -28,6 +28,8 @@ import subprocess
 
 import pytest
 import yaml
+
+pytestmark = pytest.mark.needs_build  # run after the builds: pytest -m needs_build
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PDF = pathlib.Path(os.environ.get("SEQRMT_PDF", ROOT / "_build" / "latex" / "book.pdf"))
@@ -131,3 +133,20 @@ def test_page_count_near_the_recorded_one(pdf):
         f"(±{reference['tolerance']:.0%}): a lost part or a layout break? If the change is "
         f"intended, update {REFERENCE.relative_to(ROOT)}"
     )
+
+
+def test_appendices_are_lettered(pages):
+    """The part captioned "Appendices" in _toc.yml is Appendix A, B, ... in the PDF, not Chapters
+    6, 7, ... (``_ext/seqrmt_site.py``, ``AppendicesForLatex``)."""
+    text = "\n".join(pages)
+    assert re.search(r"^Appendix A\. ", text, re.M), "no 'Appendix A.' in the PDF"
+    chapters = set(re.findall(r"^Chapter (\d+)$", text, re.M))
+    parts = len(yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"][0]["chapters"])
+    assert chapters <= {str(n) for n in range(1, parts + 1)}, f"chapters beyond the book's {parts}: {sorted(chapters)}"
+
+
+def test_tables_are_not_squeezed(pdf):
+    """Narrow table columns get at least 6em, ragged right: "ad-vanced under-graduate" was split."""
+    tex = pdf.with_suffix(".tex").read_text(errors="replace")
+    assert "\\setlength{\\tymin}{6em}" in tex and "\\newcolumntype{T}{L}" in tex
+

@@ -10,34 +10,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 
-def _ntp_transformer():
-    from seqrmt.nanogpt import GPTConfig
-    from seqrmt.ntp import NTPData
-    from seqrmt.ntp.transformer import train_ntp_transformer
-
-    data = NTPData.from_counts([[2, 0], [2, 1], [0, 3]])
-    cfg = GPTConfig.llama(4, out_vocab_size=3, n_layer=1, n_embd=16, head_dim=4, mlp_hidden=32)
-    return lambda progress: train_ntp_transformer(data, [[1, 2], [3, 2]], cfg, epochs=4, lr=1e-2,
-                                                  record=[0, 4], progress=progress)
-
-
-_P = np.array([[0.5, 1.0], [0.5, 0.0]])
-
-
-def _ufm():
-    from seqrmt.ntp import train_ufm
-
-    return lambda progress: train_ufm(_P, [0.5, 0.5], d=2, lam=0.01, max_iter=10, rng=0, record_at=[10],
-                                      progress=progress)
-
-
-def _linear():
-    from seqrmt.ntp import train_linear
-
-    return lambda progress: train_linear(np.eye(2), _P, np.array([0.5, 0.5]), eta=1.0, max_iter=10,
-                                         progress=progress)
-
-
 _K = np.diag([1.0, 2.0, 3.0, 4.0])  # a target kernel with every mode below the mass 9
 
 
@@ -54,9 +26,6 @@ def _rbm_pcd():
 
 
 LOOPS = {
-    "NTP transformer epochs": _ntp_transformer,
-    "UFM steps": _ufm,
-    "linear NTP iterations": _linear,
     "RBM exact-gradient steps": _rbm_exact,
     "RBM PCD updates": _rbm_pcd,
 }
@@ -97,11 +66,9 @@ def test_progress_does_not_change_results(book_size):
     a, b = _rbm_pcd()(True), _rbm_pcd()(False)
     np.testing.assert_array_equal(a.eigs, b.eigs)
     np.testing.assert_array_equal(_rbm_exact()(True), _rbm_exact()(False))
-    a, b = _ufm()(True), _ufm()(False)
-    np.testing.assert_array_equal(a.ce_gap, b.ce_gap)
 
 
 @pytest.mark.parametrize("bad", ["yes", 1.5])
 def test_progress_argument_is_checked(bad, book_size):
     with pytest.raises(ValueError, match="progress"):
-        _ufm()(bad)
+        _rbm_exact()(bad)

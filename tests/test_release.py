@@ -64,6 +64,7 @@ def test_licence_files_and_footer():
     assert "CC BY 4.0" in footer and "MIT" in footer and "{version}" in footer
 
 
+@pytest.mark.needs_build
 def test_built_site_footer_shows_version_and_licences():
     """Every page of the built site names the version and both licences (skipped without a build)."""
     pages = sorted(SITE.glob("**/*.html")) if SITE.is_dir() else []

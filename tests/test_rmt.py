@@ -24,15 +24,16 @@ def test_mp_density_mass_and_moments(ratio, var):
     mass = integrate.quad(f, lo, hi, limit=200)[0]
     mean = integrate.quad(lambda x: x * f(x), lo, hi, limit=200)[0]
     second = integrate.quad(lambda x: x * x * f(x), lo, hi, limit=200)[0]
-    assert mass + rmt.mp_atom(ratio) == pytest.approx(1.0, abs=1e-7)
+    assert mass + max(0.0, 1 - 1 / ratio) == pytest.approx(1.0, abs=1e-7)  # the atom at 0
     assert mean == pytest.approx(var, rel=1e-7)  # the atom sits at 0
     assert second == pytest.approx(var**2 * (1 + ratio), rel=1e-7)
 
 
 def test_mp_edges_and_atom():
     assert rmt.mp_edges(0.25, 4.0) == pytest.approx((4 * 0.25, 4 * 2.25))
-    assert rmt.mp_atom(0.5) == 0.0
-    assert rmt.mp_atom(4.0) == pytest.approx(0.75)
+    assert float(rmt.mp_cdf(0.0, 0.5)) == 0.0  # no atom for ratio < 1
+    assert float(rmt.mp_cdf(0.0, 4.0)) == pytest.approx(0.75)  # atom 1 - 1/ratio at 0
+    assert float(rmt.mp_cdf(-1e-12, 4.0)) == 0.0
 
 
 @pytest.mark.parametrize("ratio,var", [(0.3, 1.0), (1.0, 2.0), (2.5, 1.0)])
@@ -40,7 +41,7 @@ def test_mp_cdf_matches_quadrature_of_density(ratio, var):
     lo, hi = rmt.mp_edges(ratio, var)
     xs = np.linspace(lo - 0.2, hi + 0.2, 23)
     f = lambda x: rmt.mp_density(np.array([x]), ratio, var)[0]
-    ref = [rmt.mp_atom(ratio) * (x >= 0) + integrate.quad(f, lo, min(max(x, lo), hi), limit=200)[0] for x in xs]
+    ref = [max(0.0, 1 - 1 / ratio) * (x >= 0) + integrate.quad(f, lo, min(max(x, lo), hi), limit=200)[0] for x in xs]
     np.testing.assert_allclose(rmt.mp_cdf(xs, ratio, var), ref, atol=1e-9)
 
 
@@ -58,7 +59,7 @@ def test_mp_stieltjes_solves_quadratic_and_branch(ratio, var):
 
 def test_mp_stieltjes_inversion_recovers_density_and_atom():
     x = np.linspace(0.05, 3.0, 200)
-    f = rmt.stieltjes_inversion(lambda z: rmt.mp_stieltjes(z, 0.5), x, eps=1e-10)
+    f = rmt.mp_stieltjes(x + 1e-10j, 0.5).imag / np.pi  # the inversion formula
     np.testing.assert_allclose(f, rmt.mp_density(x, 0.5), atol=1e-4)
     eps = 1e-8  # the atom is the residue at 0: -z g(z) -> 1 - 1/ratio as z -> 0
     assert (-1j * eps * rmt.mp_stieltjes(1j * eps, 2.0)).real == pytest.approx(0.5, abs=1e-3)
@@ -85,8 +86,9 @@ def test_sample_covariance_eigs_population():
 # ---------------------------------------------------------------- semicircle
 def test_semicircle_density_and_stieltjes():
     for var in (1.0, 2.5):
-        lo, hi = rmt.semicircle_edges(var)
+        lo, hi = -2 * np.sqrt(var), 2 * np.sqrt(var)
         f = lambda x: rmt.semicircle_density(np.array([x]), var)[0]
+        assert rmt.semicircle_density(np.array([lo - 1e-9, hi + 1e-9]), var).tolist() == [0.0, 0.0]
         assert integrate.quad(f, lo, hi)[0] == pytest.approx(1.0, abs=1e-9)
         assert integrate.quad(lambda x: x * x * f(x), lo, hi)[0] == pytest.approx(var, rel=1e-8)
         z = np.array([0.3 + 0.2j, -1 + 1j, 5 + 0.01j])
@@ -107,7 +109,7 @@ def test_semicircle_cdf_matches_quadrature():
     for var in (1.0, 3.0):
         xs = np.linspace(-4, 4, 17)
         f = lambda t: rmt.semicircle_density(np.array([t]), var)[0]
-        lo, hi = rmt.semicircle_edges(var)
+        lo, hi = -2 * np.sqrt(var), 2 * np.sqrt(var)
         ref = [integrate.quad(f, lo, min(max(v, lo), hi))[0] for v in xs]
         np.testing.assert_allclose(rmt.semicircle_cdf(xs, var), ref, atol=1e-10)
 
@@ -157,18 +159,22 @@ def test_solve_delta_matches_closed_form_and_fixed_point():
     assert rmt.solve_delta(s, n, 0.3) == pytest.approx(delta, rel=1e-10)
 
 
-def test_deterministic_equivalent_and_sample_resolvent():
+def test_solve_delta_gives_the_equivalent_of_traces():
+    """(1/d) Tr A Q against (1/d) Tr A Qbar, Qbar = (Sigma / (1 + delta) + z I)^-1 from solve_delta."""
     rng = np.random.default_rng(9)
     s = np.r_[np.ones(150), 3 * np.ones(150)]
-    delta, qbar = rmt.deterministic_equivalent(s, 600, 0.5)
+    delta = rmt.solve_delta(s, 600, 0.5)
+    qbar = 1 / (s / (1 + delta) + 0.5)
     assert delta == pytest.approx(np.sum(s * qbar) / 600, rel=1e-10)  # delta = (1/n) Tr Sigma Qbar
     A = 0.5 ** np.abs(np.subtract.outer(np.arange(300), np.arange(300)))  # Toeplitz, ||A|| <= 3
-    vals = [np.trace(A @ rmt.sample_resolvent(300, 600, 0.5, rng, population_eigs=s)) / 300 for _ in range(20)]
+    vals = []
+    for _ in range(20):
+        X = np.sqrt(s)[:, None] * rng.standard_normal((300, 600))
+        vals.append(np.trace(A @ np.linalg.inv(X @ X.T / 600 + 0.5 * np.eye(300))) / 300)
     th = np.mean(np.diag(A) * qbar)
     assert abs(np.mean(vals) - th) < 5 * np.std(vals, ddof=1) / np.sqrt(20) + 2e-3 * th
-    Q = rmt.sample_resolvent(50, 80, 0.2, rng=1)
-    X = np.random.default_rng(1).standard_normal((50, 80))  # same stream as rng=1
-    np.testing.assert_allclose(Q, np.linalg.inv(X @ X.T / 80 + 0.2 * np.eye(50)), atol=1e-10)
+    # the two-level Sigma is not Sigma = I: a wrong delta (the white one) is rejected
+    assert abs(np.mean(1 / (s / (1 + rmt.ridge_delta(0.5, 0.5)) + 0.5)) - np.mean(qbar)) > 0.01
 
 
 def test_solve_delta_raises_on_nonconvergence():
@@ -234,16 +240,6 @@ def test_ridge_closed_form_monte_carlo(d, n, gamma):
         assert abs(mc - th) < 5 * se + 2e-3 * th  # spec A2/A4: O(1/d) finite-size bias below 0.1%
 
 
-def test_trace_lemma_gap_std():
-    rng = np.random.default_rng(8)
-    d = 200
-    A = np.diag(np.linspace(0, 2, d))
-    gaps = rmt.trace_lemma_gap(A, 4000, rng)
-    sd = np.sqrt(2 * np.trace(A @ A)) / d
-    assert abs(np.mean(gaps)) < 4 * sd / np.sqrt(4000)
-    assert np.std(gaps) == pytest.approx(sd, rel=4 * np.sqrt(2 / 4000))  # sd of the sample sd ~ sd/sqrt(2N) * sqrt(kurtosis)
-
-
 # ---------------------------------------------------------------- input validation
 @pytest.mark.parametrize(
     "call,name",
@@ -261,16 +257,11 @@ def test_trace_lemma_gap_std():
         (lambda: rmt.solve_delta([1.0], 10, 0.0), "z"),
         (lambda: rmt.solve_delta([[1.0]], 10, 0.1), "population_eigs"),
         (lambda: rmt.ridge_delta(0.5, 0.0), "gamma"),
-        (lambda: rmt.deterministic_equivalent([1.0, 2.0], 10, -1.0), "z"),
-        (lambda: rmt.sample_resolvent(5, 10, 0.0), "z"),
-        (lambda: rmt.sample_resolvent(5, 10, 1.0, population_eigs=np.ones(4)), "population_eigs"),
         (lambda: rmt.ridge_delta(-0.5, 1.0), "eta"),
         (lambda: rmt.ridge_delta(0.5, 1.0, variant="typo"), "variant"),
         (lambda: rmt.sample_covariance_eigs(0, 10), "d"),
         (lambda: rmt.sample_covariance_eigs(10, 5, population_eigs=np.ones(3)), "population_eigs"),
-        (lambda: rmt.trace_lemma_gap(np.ones((2, 3)), 5), "A"),
-        (lambda: rmt.trace_lemma_gap(np.eye(2), 0), "n_trials"),
-        (lambda: rmt.stieltjes_inversion(lambda z: z, [0.0], eps=0), "eps"),
+        (lambda: rmt.sample_covariance_eigs(3, 5, population_eigs=-np.ones(3)), "population_eigs"),
         (lambda: rmt.deterministic_equivalent_stieltjes([1.0], 10, [1.0 - 1j]), "w"),
     ],
 )
@@ -281,13 +272,14 @@ def test_bad_input_raises_value_error_naming_argument(call, name):
 
 # ---------------------------------------------------------------- universality
 def test_entry_laws_have_unit_variance_and_their_fourth_moments():
-    """The three entry laws: mean 0, variance 1; E w^4 = 3 (Gaussian), 1 (signs), 9 (t_5 scaled)."""
+    """d = 1: the eigenvalue is (1/n) sum_i w_i^2, of mean 1 and variance (E w^4 - 1) / n, with
+    E w^4 = 3 (Gaussian), 1 (signs: no fluctuation at all) and 9 (t_5 scaled to variance 1)."""
     rng = np.random.default_rng(5)
-    for entries, m4, tol in [("gaussian", 3.0, 0.1), ("rademacher", 1.0, 1e-12), ("student", 9.0, 1.5)]:
-        w = rmt._unit_entries((400_000,), rng, entries)
-        assert abs(w.mean()) < 0.01
-        assert w.var() == pytest.approx(1.0, abs=0.01)
-        assert np.mean(w**4) == pytest.approx(m4, abs=tol)
+    n, draws = 50, 4000
+    for entries, m4, tol in [("gaussian", 3.0, 0.15), ("rademacher", 1.0, 1e-12), ("student", 9.0, 0.5)]:
+        lam = np.array([rmt.sample_covariance_eigs(1, n, rng, entries=entries)[0] for _ in range(draws)])
+        assert abs(lam.mean() - 1.0) < 4 * np.sqrt(max(m4 - 1, 1e-12) / n / draws) + 1e-12
+        assert n * lam.var() + 1 == pytest.approx(m4, rel=tol, abs=1e-9)
 
 
 @pytest.mark.parametrize("entries", ["rademacher", "student"])

@@ -20,10 +20,11 @@ def test_isotropic_matches_closed_forms():
     assert -de.delta_prime == pytest.approx(eq.tau, rel=1e-9)
 
 
-def test_diagonal_sigma_matches_deterministic_equivalent():
+def test_diagonal_sigma_matches_solve_delta():
     s = np.linspace(0.5, 3.0, 50)
     de = rmt.ridge_resolvent_de(np.diag(s), 80, 0.3)
-    delta, qbar = rmt.deterministic_equivalent(s, 80, 0.3)
+    delta = rmt.solve_delta(s, 80, 0.3)
+    qbar = 1 / (s / (1 + delta) + 0.3)  # the diagonal of Qbar = (Sigma / (1 + delta) + lam I)^-1
     assert de.delta == pytest.approx(delta, rel=1e-10)
     np.testing.assert_allclose(de.diag, qbar, rtol=1e-10)
     np.testing.assert_allclose(de.diag_sigma, qbar**2 * s, rtol=1e-10)

@@ -1,7 +1,7 @@
 """Vectorised batches of realisations: realisation ``i`` draws from the ``i``-th spawned generator.
 
-For each batched sampler of the library (``trace_lemma_gap``, ``goe_eigs``,
-``teacher_student_ensemble``, ``train_rbm_pcd``) two properties are checked bit for bit:
+For each batched sampler of the library (``goe_eigs``, ``teacher_student_ensemble``,
+``train_rbm_pcd``) two properties are checked bit for bit:
 
 * realisation ``i`` of a batch of ``n`` equals the same function called with a batch of one whose root
   spawns, as its first child, the ``i``-th child of the batch's root (a
@@ -16,7 +16,6 @@ The samplers' first realisations are also recomputed independently from the ``i`
 import numpy as np
 import pytest
 
-from seqrmt import rmt
 from seqrmt import dyson
 from seqrmt.dyson import _rbm
 from seqrmt.ensemble import spawn_generators
@@ -40,20 +39,6 @@ def check_streams(run, seed, n, k, equal=np.testing.assert_array_equal):
         equal(full[i], run(ith_root(seed, i), 1)[0])
     equal(full[:k], run(seed, k))
     assert not np.array_equal(full[0], full[1])  # the realisations differ
-
-
-# ------------------------------------------------------------------ trace lemma
-def test_trace_lemma_gap_streams():
-    A = np.random.default_rng(0).normal(size=(6, 6))
-    check_streams(lambda r, m: rmt.trace_lemma_gap(A, m, rng=r), 3, 7, 4)
-
-
-def test_trace_lemma_gap_independent():
-    A = np.random.default_rng(1).normal(size=(5, 5))
-    gaps = rmt.trace_lemma_gap(A, 4, rng=8)
-    for gap, g in zip(gaps, spawn_generators(8, 4)):
-        x = g.standard_normal(5)
-        assert gap == pytest.approx((x @ A @ x - np.trace(A)) / 5, rel=1e-12, abs=1e-14)
 
 
 # ------------------------------------------------------------------ GOE spectra

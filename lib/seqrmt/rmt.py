@@ -1,70 +1,38 @@
-r"""Classical random-matrix laws and deterministic equivalents.
+r"""Classical random-matrix laws and deterministic equivalents (Chapter 1, and every later chapter).
 
-Conventions
------------
-* The **Stieltjes transform** of a probability measure :math:`\mu` is
-  :math:`g_\mu(w)=\int \frac{d\mu(\lambda)}{\lambda-w}` for :math:`w\in\mathbb C^+`;
-  the inversion formula reads :math:`\mu(dx)=\lim_{\varepsilon\downarrow 0}\frac1\pi\Im g_\mu(x+i\varepsilon)\,dx`.
-* **Marchenko-Pastur**: the limiting law of the eigenvalues of :math:`\frac1n XX^\top` for
-  :math:`X\in\mathbb R^{d\times n}` with iid entries of variance ``var`` and ``ratio`` :math:`=d/n`.
-* **Deterministic equivalent** of the ridge resolvent
-  :math:`Q(z)=(\frac1n XX^\top+zI_d)^{-1}` with columns :math:`x_i\sim N(0,\Sigma)`:
-  :math:`\bar Q(z)=(\Sigma/(1+\delta)+zI_d)^{-1}` with :math:`\delta=\frac1n\operatorname{Tr}\Sigma\bar Q`.
-
-Used in: Chapter 1 (sample covariance, deterministic equivalents, both ridge models),
-and by every later chapter that compares a spectrum with a law.
+Conventions: the **Stieltjes transform** of a law :math:`\mu` is
+:math:`g_\mu(w)=\int\frac{d\mu(\lambda)}{\lambda-w}`, :math:`w\in\mathbb C^+`, with density
+:math:`\lim_{\varepsilon\downarrow0}\frac1\pi\Im g_\mu(x+i\varepsilon)`. **Marchenko-Pastur** is the
+limiting spectrum of :math:`\frac1nXX^\top`, :math:`X\in\mathbb R^{d\times n}` with iid entries of variance
+``var`` and ``ratio`` :math:`=d/n`. The **deterministic equivalent** of the ridge resolvent
+:math:`Q(z)=(\frac1nXX^\top+zI_d)^{-1}`, columns :math:`x_i\sim N(0,\Sigma)`, is
+:math:`\bar Q(z)=(\Sigma/(1+\delta)+zI_d)^{-1}` with :math:`\delta=\frac1n\operatorname{Tr}\Sigma\bar Q`.
 """
 
 from __future__ import annotations
 
 import functools
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
 
-from ._validation import (
-    check_allocation,
-    check_array,
-    check_callable,
-    check_positive,
-    check_positive_int,
-    check_returned,
-    check_size,
-)
-from ._validation import check_seed
-from .ensemble import spawn_generators
-from ._validation import ConvergenceError, as_generator
+from ._validation import (ConvergenceError, as_generator, check_allocation, check_array, check_callable,
+                          check_positive, check_positive_int, check_returned, check_size)
 from .runtime import single_threaded_blas
 
 __all__ = [
-    "mp_edges",
-    "mp_atom",
-    "mp_density",
-    "mp_cdf",
-    "mp_stieltjes",
-    "semicircle_edges",
-    "semicircle_density",
-    "semicircle_cdf",
-    "semicircle_stieltjes",
-    "stieltjes_inversion",
-    "empirical_stieltjes",
+    # laws: Marchenko-Pastur, semicircle, Stieltjes transforms
+    "mp_edges", "mp_density", "mp_cdf", "mp_stieltjes", "semicircle_density", "semicircle_cdf",
+    "semicircle_stieltjes", "empirical_stieltjes", "ks_distance",
+    # a sampler: spectra of sample covariances
     "sample_covariance_eigs",
-    "solve_delta",
-    "deterministic_equivalent",
-    "sample_resolvent",
-    "deterministic_equivalent_stieltjes",
-    "ridge_delta",
-    "ridge_tau",
-    "RidgeEquivalent",
-    "ridge_equivalent",
-    "mp_resolvent_moments",
-    "trace_lemma_gap",
-    "ks_distance",
-    "RidgeResolventDE",
-    "ridge_resolvent_de",
-    "hermite_coefficients",
-    "semicircle_free_convolution",
+    # deterministic equivalents of the ridge resolvent
+    "solve_delta", "deterministic_equivalent_stieltjes", "ridge_delta", "ridge_tau",
+    "ridge_equivalent", "mp_resolvent_moments", "RidgeResolventDE", "ridge_resolvent_de",
+    # nonlinearities and free convolution (Chapter 5)
+    "hermite_coefficients", "semicircle_free_convolution",
 ]
 
 
@@ -95,20 +63,8 @@ def mp_edges(ratio, var=1.0):
     """
     c = check_positive(ratio, "ratio")
     s2 = check_positive(var, "var")
-    r = np.sqrt(c)
+    r = np.sqrt(c)  # the roots of the discriminant (x - 1 - c)^2 - 4c of the quadratic for g
     return (float(s2 * (1.0 - r) ** 2), float(s2 * (1.0 + r) ** 2))
-
-
-def mp_atom(ratio):
-    r"""Mass :math:`\max(0, 1-1/c)` of the Marchenko-Pastur atom at zero.
-
-    Examples
-    --------
-    >>> mp_atom(2.0)
-    0.5
-    """
-    c = check_positive(ratio, "ratio")
-    return max(0.0, 1.0 - 1.0 / c)
 
 
 def mp_density(x, ratio, var=1.0):
@@ -119,7 +75,7 @@ def mp_density(x, ratio, var=1.0):
         \quad\text{on } [\lambda_-,\lambda_+],
 
     which integrates to :math:`\min(1, 1/c)`; for :math:`c>1` the missing mass
-    :math:`1-1/c` is the atom at zero (:func:`mp_atom`).
+    :math:`1-1/c` is the atom at zero.
 
     Parameters
     ----------
@@ -141,7 +97,7 @@ def mp_density(x, ratio, var=1.0):
     lo, hi = mp_edges(ratio, var)
     x = check_array(x, "x")
     out = np.zeros_like(x)
-    inside = (x > lo) & (x < hi) & (x > 0)
+    inside = (x > lo) & (x < hi) & (x > 0)  # the atom at 0 (c > 1) is not a density
     xi = x[inside]
     out[inside] = np.sqrt((hi - xi) * (xi - lo)) / (2.0 * np.pi * var * ratio * xi)
     return out
@@ -150,22 +106,19 @@ def mp_density(x, ratio, var=1.0):
 def mp_cdf(x, ratio, var=1.0):
     r"""Cumulative distribution function of the Marchenko-Pastur law, atom included.
 
-    Closed form obtained with the substitution :math:`x=m+h\cos\theta`
-    (:math:`m, h` the centre and half-width of the bulk): for
-    :math:`x=m+h\cos\theta_0\in[\lambda_-,\lambda_+]`,
+    With :math:`x=m+h\cos\theta_0\in[\lambda_-,\lambda_+]` (:math:`m, h` the centre and half-width of
+    the bulk), the substitution :math:`x=m+h\cos\theta` integrates the density in closed form:
 
     .. math::
         F(x)=a+\frac{h\sin\theta_0+m(\pi-\theta_0)
         -2\sqrt{m^2-h^2}\,\big(\frac\pi2-\arctan(r\tan\frac{\theta_0}2)\big)}{2\pi c\sigma^2},
         \qquad r=\sqrt{\frac{m-h}{m+h}},
 
-    where :math:`a` is the atom at zero (:func:`mp_atom`).
+    where :math:`a=\max(0,1-1/c)` is the atom at zero.
 
     Parameters
     ----------
-    x : array_like
-        Points at which to evaluate the CDF.
-    ratio, var : float
+    x, ratio, var
         As in :func:`mp_density`.
 
     Returns
@@ -174,16 +127,17 @@ def mp_cdf(x, ratio, var=1.0):
 
     Examples
     --------
-    >>> float(mp_cdf(5.0, 1.0))
-    1.0
+    >>> float(mp_cdf(5.0, 1.0)), float(mp_cdf(0.0, 4.0))  # the atom 1 - 1/4 sits at zero
+    (1.0, 0.75)
     """
     lo, hi = mp_edges(ratio, var)
     x = check_array(x, "x")
-    atom = mp_atom(ratio)
-    m, h = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    atom = max(0.0, 1.0 - 1.0 / ratio)  # rank(XX^T) <= n: a fraction 1 - n/d of zero eigenvalues
+    m, h = 0.5 * (lo + hi), 0.5 * (hi - lo)  # x = m + h cos(theta) sweeps the bulk
     r = np.sqrt((m - h) / (m + h))
     theta0 = np.arccos(np.clip((x - m) / h, -1.0, 1.0))
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # tan(pi/2) = inf at the lower edge: arctan(inf) = pi/2
+        # the integral of 1/(m + h cos theta), by the half-angle substitution t = tan(theta/2)
         tail = np.pi / 2 - np.arctan(r * np.tan(theta0 / 2))
     bulk = (h * np.sin(theta0) + m * (np.pi - theta0) - 2.0 * np.sqrt(max(m * m - h * h, 0.0)) * tail)
     bulk = np.clip(bulk / (2.0 * np.pi * ratio * var), 0.0, min(1.0, 1.0 / ratio))
@@ -193,14 +147,12 @@ def mp_cdf(x, ratio, var=1.0):
 def mp_stieltjes(z, ratio, var=1.0):
     r"""Stieltjes transform :math:`g(z)=\int\frac{\mu(d\lambda)}{\lambda-z}` of the Marchenko-Pastur law.
 
-    For :math:`\sigma^2=1` it solves :math:`c z g^2-(1-c-z)g+1=0`; the branch is
-    the one with :math:`g(z)\sim-1/z` at infinity, which is the root with
-    :math:`\Im g>0` in the upper half-plane. It is written as
+    For :math:`\sigma^2=1` it is the root of :math:`c z g^2-(1-c-z)g+1=0` with :math:`g(z)\sim-1/z` at
+    infinity (:math:`\Im g>0` for :math:`\Im z>0`), analytic off :math:`[\lambda_-,\lambda_+]\cup\{0\}`:
 
     .. math::
-        g(z)=\frac{1-c-z+\sqrt{z-\lambda_-}\,\sqrt{z-\lambda_+}}{2cz},
+        g(z)=\frac{1-c-z+\sqrt{z-\lambda_-}\,\sqrt{z-\lambda_+}}{2cz}.
 
-    with principal square roots, which is analytic off :math:`[\lambda_-,\lambda_+]\cup\{0\}`.
     The atom at zero (:math:`c>1`) is included.
 
     Parameters
@@ -225,8 +177,10 @@ def mp_stieltjes(z, ratio, var=1.0):
     z = check_array(z, "z", allow_complex=True).astype(complex)
     if np.any(z == 0):
         raise ValueError("z must be non-zero")
-    u = z / s2
+    u = z / s2  # g_var(z) = g_1(z / var) / var
     lo, hi = mp_edges(c)
+    # the product of two principal roots (not sqrt of the product) has its cut on [lo, hi] only,
+    # and behaves like z at infinity, which picks the root g ~ -1/z
     g = (1.0 - c - u + np.sqrt(u - lo) * np.sqrt(u - hi)) / (2.0 * c * u)
     return g / s2
 
@@ -236,17 +190,21 @@ def mp_stieltjes(z, ratio, var=1.0):
 # ---------------------------------------------------------------------------
 
 
-def semicircle_edges(var=1.0):
-    r"""Edges :math:`\pm 2\sigma` of the semicircle law of variance :math:`\sigma^2`."""
-    s = np.sqrt(check_positive(var, "var"))
-    return (float(-2.0 * s), float(2.0 * s))
-
-
 def semicircle_density(x, var=1.0):
     r"""Wigner semicircle density :math:`\frac{\sqrt{4\sigma^2-x^2}}{2\pi\sigma^2}`.
 
     It is the limiting eigenvalue law of :math:`W/\sqrt{n}` for a symmetric
     :math:`W` with iid off-diagonal entries of variance :math:`\sigma^2`.
+
+    Parameters
+    ----------
+    x, var : array_like, float
+        Points, and :math:`\sigma^2>0`; the support is :math:`[-2\sigma,2\sigma]`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Density values, zero outside the support.
 
     Examples
     --------
@@ -255,7 +213,7 @@ def semicircle_density(x, var=1.0):
     """
     s2 = check_positive(var, "var")
     x = check_array(x, "x")
-    return np.sqrt(np.clip(4.0 * s2 - x**2, 0.0, None)) / (2.0 * np.pi * s2)
+    return np.sqrt(np.clip(4.0 * s2 - x**2, 0.0, None)) / (2.0 * np.pi * s2)  # zero off the support
 
 
 def semicircle_cdf(x, var=1.0):
@@ -264,45 +222,10 @@ def semicircle_cdf(x, var=1.0):
     .. math::
         F(x)=\frac12+\frac{u\sqrt{4-u^2}}{4\pi}+\frac{\arcsin(u/2)}{\pi},\qquad u=x/\sigma\in[-2,2].
 
-    Examples
-    --------
-    >>> float(semicircle_cdf(0.0))
-    0.5
-    """
-    s2 = check_positive(var, "var")
-    x = check_array(x, "x")
-    u = np.clip(x / np.sqrt(s2), -2.0, 2.0)
-    return 0.5 + u * np.sqrt(4.0 - u * u) / (4.0 * np.pi) + np.arcsin(u / 2.0) / np.pi
-
-
-def semicircle_stieltjes(z, var=1.0):
-    r"""Stieltjes transform :math:`g(z)=\frac{-z+\sqrt{z-2\sigma}\sqrt{z+2\sigma}}{2\sigma^2}`.
-
-    It solves :math:`\sigma^2 g^2+zg+1=0` with :math:`g\sim-1/z` at infinity.
-    """
-    s2 = check_positive(var, "var")
-    z = check_array(z, "z", allow_complex=True).astype(complex)
-    s = np.sqrt(s2)
-    return (-z + np.sqrt(z - 2.0 * s) * np.sqrt(z + 2.0 * s)) / (2.0 * s2)
-
-
-# ---------------------------------------------------------------------------
-# Stieltjes tools
-# ---------------------------------------------------------------------------
-
-
-def stieltjes_inversion(stieltjes, x, eps=1e-6):
-    r"""Recover a density from its Stieltjes transform: :math:`\frac1\pi\Im g(x+i\varepsilon)`.
-
     Parameters
     ----------
-    stieltjes : callable
-        Maps an array of complex points to the Stieltjes transform there.
-    x : array_like
-        Real points.
-    eps : float
-        Distance :math:`\varepsilon>0` above the real axis. The result is the
-        density convolved with a Cauchy kernel of width ``eps``.
+    x, var : array_like, float
+        Points, and :math:`\sigma^2>0` as in :func:`semicircle_density`.
 
     Returns
     -------
@@ -310,15 +233,45 @@ def stieltjes_inversion(stieltjes, x, eps=1e-6):
 
     Examples
     --------
-    >>> x = np.array([1.0])
-    >>> f = stieltjes_inversion(lambda z: mp_stieltjes(z, 1.0), x, eps=1e-9)
-    >>> bool(abs(f[0] - mp_density(x, 1.0)[0]) < 1e-6)
-    True
+    >>> float(semicircle_cdf(0.0))
+    0.5
     """
-    check_callable(stieltjes, "stieltjes")
+    s2 = check_positive(var, "var")
     x = check_array(x, "x")
-    eps = check_positive(eps, "eps")
-    return check_returned(stieltjes(x + 1j * eps), "stieltjes", allow_complex=True).imag / np.pi
+    u = np.clip(x / np.sqrt(s2), -2.0, 2.0)  # F = 0 below the support, 1 above
+    return 0.5 + u * np.sqrt(4.0 - u * u) / (4.0 * np.pi) + np.arcsin(u / 2.0) / np.pi
+
+
+def semicircle_stieltjes(z, var=1.0):
+    r"""Stieltjes transform :math:`g(z)=\frac{-z+\sqrt{z-2\sigma}\sqrt{z+2\sigma}}{2\sigma^2}`.
+
+    It solves :math:`\sigma^2 g^2+zg+1=0` with :math:`g\sim-1/z` at infinity.
+
+    Parameters
+    ----------
+    z, var : array_like of complex, float
+        Points off the support :math:`[-2\sigma,2\sigma]`, and :math:`\sigma^2>0`.
+
+    Returns
+    -------
+    numpy.ndarray of complex
+
+    Examples
+    --------
+    >>> g = semicircle_stieltjes(0.5j)
+    >>> bool(abs(g**2 + 0.5j * g + 1) < 1e-12), bool(g.imag > 0)
+    (True, True)
+    """
+    s2 = check_positive(var, "var")
+    z = check_array(z, "z", allow_complex=True).astype(complex)
+    s = np.sqrt(s2)
+    # a product of principal roots: the cut is [-2 sigma, 2 sigma] and the root g ~ -1/z is chosen
+    return (-z + np.sqrt(z - 2.0 * s) * np.sqrt(z + 2.0 * s)) / (2.0 * s2)
+
+
+# ---------------------------------------------------------------------------
+# Stieltjes tools
+# ---------------------------------------------------------------------------
 
 
 def empirical_stieltjes(eigs, z):
@@ -335,36 +288,15 @@ def empirical_stieltjes(eigs, z):
     -------
     numpy.ndarray of complex
         Same shape as ``z``.
+
+    Examples
+    --------
+    >>> complex(empirical_stieltjes(np.array([1.0, 3.0]), 2.0j)) == (1 / (1 - 2j) + 1 / (3 - 2j)) / 2
+    True
     """
     eigs = check_array(eigs, "eigs", ndim=1)
     z = check_array(z, "z", allow_complex=True).astype(complex)
     return np.mean(1.0 / (eigs[:, None] - z.ravel()[None, :]), axis=0).reshape(z.shape)
-
-
-_ENTRY_LAWS = ("gaussian", "rademacher", "student")
-
-
-def _unit_entries(shape, rng, entries):
-    """I.i.d. entries of mean zero and variance one: N(0, 1), random signs, or Student t_5 / sqrt(5/3)."""
-    if entries == "gaussian":
-        return rng.standard_normal(shape)
-    if entries == "rademacher":
-        return rng.choice(np.array([-1.0, 1.0]), size=shape)
-    return rng.standard_t(5.0, size=shape) * np.sqrt(3.0 / 5.0)
-
-
-def _gaussian_data(d, n, rng, var, population_eigs, entries="gaussian"):
-    """Columns x_i = Sigma^(1/2) w_i with Sigma = diag(population_eigs) (or var * I when it is None)
-    and w_i with i.i.d. unit-variance entries of the given law (Gaussian by default)."""
-    check_allocation((d, n), "d, n")
-    if population_eigs is None:
-        scale = np.full(d, np.sqrt(var))
-    else:
-        s = check_array(population_eigs, "population_eigs", shape=(d,))
-        if np.any(s < 0):
-            raise ValueError("population_eigs must be non-negative")
-        scale = np.sqrt(s)
-    return scale[:, None] * _unit_entries((d, n), rng, entries)
 
 
 def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None, entries="gaussian"):
@@ -375,7 +307,6 @@ def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None, entrie
     d, n : int
         Dimension and number of samples.
     rng : int, numpy.random.Generator or None
-        Randomness.
     var : float
         Variance of the iid entries (ignored if ``population_eigs`` is given).
     population_eigs : array_like, optional
@@ -401,9 +332,22 @@ def sample_covariance_eigs(d, n, rng=None, var=1.0, population_eigs=None, entrie
     d = check_size(d, "d")
     n = check_size(n, "n")
     var = check_positive(var, "var")
-    if entries not in _ENTRY_LAWS:
-        raise ValueError(f"entries must be one of {_ENTRY_LAWS}, got {entries!r}")
-    X = _gaussian_data(d, n, as_generator(rng), var, population_eigs, entries)
+    laws = ("gaussian", "rademacher", "student")
+    if entries not in laws:
+        raise ValueError(f"entries must be one of {laws}, got {entries!r}")
+    check_allocation((d, n), "d, n")
+    sigma = np.full(d, var) if population_eigs is None else check_array(
+        population_eigs, "population_eigs", shape=(d,))
+    if np.any(sigma < 0):
+        raise ValueError("population_eigs must be non-negative")
+    rng = as_generator(rng)
+    if entries == "gaussian":
+        W = rng.standard_normal((d, n))
+    elif entries == "rademacher":
+        W = rng.choice(np.array([-1.0, 1.0]), size=(d, n))
+    else:  # Var t_5 = 5/3, and its fourth moment is finite
+        W = rng.standard_t(5.0, size=(d, n)) * np.sqrt(3.0 / 5.0)
+    X = np.sqrt(sigma)[:, None] * W  # x_i = Sigma^(1/2) w_i, Sigma diagonal
     with single_threaded_blas():  # faster and steadier for the sizes of the book
         # eigenvalues of X X^T / n: use the smaller Gram matrix when n < d
         if n < d:
@@ -422,7 +366,7 @@ def _atoms(population_eigs):
     s = check_array(population_eigs, "population_eigs", ndim=1)
     if np.any(s < 0):
         raise ValueError("population_eigs must be non-negative")
-    vals, counts = np.unique(s, return_counts=True)
+    vals, counts = np.unique(s, return_counts=True)  # the fixed point only sees the spectral law
     return vals, counts.astype(float)
 
 
@@ -450,10 +394,8 @@ def solve_delta(population_eigs, n, z, tol=1e-12, max_iter=200):
         task count :math:`\kappa d` of :mod:`seqrmt.frontiers.icl`).
     z : float or array_like
         Ridge parameter(s) :math:`z>0`.
-    tol : float
-        Absolute tolerance on :math:`\delta`.
-    max_iter : int
-        Maximum number of Brent iterations.
+    tol, max_iter : float, int
+        Absolute tolerance on :math:`\delta`, and the cap on Brent's iterations.
 
     Returns
     -------
@@ -469,104 +411,37 @@ def solve_delta(population_eigs, n, z, tol=1e-12, max_iter=200):
     --------
     >>> round(float(solve_delta(np.ones(400), 800, 0.1)), 5)  # = ridge_delta(0.5, 0.1)
     0.74166
+
+    The diagonal of :math:`\bar Q` follows from :math:`\delta`; half of the eigenvalues 1, half 3:
+
+    >>> s = np.r_[np.ones(200), 3 * np.ones(200)]
+    >>> delta = solve_delta(s, 800, 0.5)
+    >>> round(delta, 6), round(float(np.mean(1 / (s / (1 + delta) + 0.5))), 6)  # (1/d) Tr Qbar
+    (0.518817, 0.633629)
     """
-    vals, counts = _atoms(population_eigs)
+    vals, counts = _atoms(population_eigs)  # repeated eigenvalues cost nothing
     n = check_positive(n, "n")
     tol = check_positive(tol, "tol")
     max_iter = check_positive_int(max_iter, "max_iter")
     z_arr = check_array(z, "z", positive=True)
     w = counts / n
 
-    def f(delta, zz):
+    def f(delta, zz):  # delta - f(delta): negative at 0 since f(0) > 0
         return delta - np.sum(w * vals / (vals / (1.0 + delta) + zz))
 
     out = np.empty_like(z_arr)
     for idx, zz in np.ndenumerate(z_arr):
-        hi = float(np.sum(w * vals)) / zz
-        if hi == 0.0:
+        hi = float(np.sum(w * vals)) / zz  # f <= (1/n) sum_i s_i / z: the root lies below
+        if hi == 0.0:  # Sigma = 0: delta = 0
             out[idx] = 0.0
             continue
-        try:
-            root, info = optimize.brentq(
-                f, 0.0, hi, args=(zz,), xtol=tol, rtol=4 * np.finfo(float).eps,
-                maxiter=max_iter, full_output=True, disp=False,
-            )
-        except ValueError as exc:  # pragma: no cover - bracket is valid by construction
-            raise ConvergenceError(f"solve_delta: no sign change for z={zz}") from exc
+        # f(0) < 0 < f(hi): the bracket is valid by construction
+        root, info = optimize.brentq(f, 0.0, hi, args=(zz,), xtol=tol, rtol=4 * np.finfo(float).eps,
+                                     maxiter=max_iter, full_output=True, disp=False)
         if not info.converged:
-            raise ConvergenceError(
-                f"solve_delta did not converge for z={zz} in max_iter={max_iter} iterations"
-            )
+            raise ConvergenceError(f"solve_delta did not converge for z={zz} in max_iter={max_iter} iterations")
         out[idx] = root
     return float(out) if out.ndim == 0 else out
-
-
-def deterministic_equivalent(population_eigs, n, z, tol=1e-12, max_iter=200):
-    r"""Deterministic equivalent :math:`\bar Q(z)=(\Sigma/(1+\delta)+zI)^{-1}` of the ridge resolvent.
-
-    For a diagonal :math:`\Sigma=\operatorname{diag}(s_1,\dots,s_d)` (or in the eigenbasis of
-    :math:`\Sigma`), :math:`\bar Q` is diagonal with entries :math:`1/(s_i/(1+\delta)+z)`, and
-    for any deterministic :math:`A` of bounded norm
-    :math:`\frac1d\operatorname{Tr}A(Q-\bar Q)\to0` and :math:`u^\top(Q-\bar Q)v\to0` for unit vectors.
-
-    Parameters
-    ----------
-    population_eigs : array_like
-        Eigenvalues :math:`s_i\ge0` of :math:`\Sigma` (length ``d``).
-    n : int
-        Number of samples.
-    z : float
-        Ridge parameter :math:`z>0`.
-    tol, max_iter
-        Passed to :func:`solve_delta`.
-
-    Returns
-    -------
-    delta : float
-        The solution of the fixed point.
-    qbar : numpy.ndarray, shape (d,)
-        Diagonal of :math:`\bar Q` in the eigenbasis of :math:`\Sigma`.
-
-    Examples
-    --------
-    >>> delta, qbar = deterministic_equivalent(np.r_[np.ones(200), 3 * np.ones(200)], 800, 0.5)
-    >>> round(float(qbar.mean()), 6)
-    0.633629
-    """
-    s = check_array(population_eigs, "population_eigs", ndim=1)
-    n = check_positive_int(n, "n")
-    z = check_positive(z, "z")
-    delta = solve_delta(s, n, z, tol=tol, max_iter=max_iter)
-    return delta, 1.0 / (s / (1.0 + delta) + z)
-
-
-def sample_resolvent(d, n, z, rng=None, population_eigs=None):
-    r"""One draw of the ridge resolvent :math:`Q(z)=(\frac1nXX^\top+zI_d)^{-1}`.
-
-    Columns :math:`x_i\sim N(0,\Sigma)` with :math:`\Sigma=\operatorname{diag}(` ``population_eigs`` :math:`)`
-    (identity by default). Computed from one symmetric eigendecomposition on a single BLAS thread.
-
-    Parameters
-    ----------
-    d, n : int
-        Dimension and number of samples.
-    z : float
-        Ridge :math:`z>0`.
-    rng : int, numpy.random.Generator or None
-    population_eigs : array_like, optional
-        Diagonal of :math:`\Sigma`, shape ``(d,)``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (d, d)
-    """
-    d = check_size(d, "d")
-    n = check_size(n, "n")
-    z = check_positive(z, "z")
-    X = _gaussian_data(d, n, as_generator(rng), 1.0, population_eigs)
-    with single_threaded_blas():
-        lam, U = np.linalg.eigh(X @ X.T / n)
-        return (U / (lam + z)) @ U.T
 
 
 def deterministic_equivalent_stieltjes(
@@ -589,22 +464,25 @@ def deterministic_equivalent_stieltjes(
         Number of samples.
     w : array_like of complex
         Points with :math:`\Im w>0`.
-    tol : float
-        Tolerance on :math:`|\Delta\delta|` at the final homotopy level.
-    max_iter : int
-        Maximum Newton steps per homotopy level.
-    n_continuation : int
-        Number of homotopy levels.
+    tol, max_iter, n_continuation : float, int, int
+        Tolerance on :math:`|\Delta\delta|` at the final level, Newton steps per level, and
+        the number of homotopy levels.
 
     Returns
     -------
     numpy.ndarray of complex
-        :math:`g(w)`; the limiting density is ``g.imag / pi`` (see :func:`stieltjes_inversion`).
+        :math:`g(w)`; the limiting density is ``g.imag / pi`` (the inversion formula).
 
     Raises
     ------
     ConvergenceError
         If Newton's method fails to reach ``tol``.
+
+    Examples
+    --------
+    >>> w = np.array([1.0 + 0.1j])  # Sigma = I: the Marchenko-Pastur transform
+    >>> bool(abs(deterministic_equivalent_stieltjes(np.ones(400), 800, w) - mp_stieltjes(w, 0.5)) < 1e-9)
+    True
     """
     vals, counts = _atoms(population_eigs)
     n = check_positive_int(n, "n")
@@ -618,6 +496,7 @@ def deterministic_equivalent_stieltjes(
     wt = counts / n
     shape = w.shape
     w = w.ravel()
+    # start far above the support, where the fixed-point map is a contraction
     top = 10.0 * max(float(np.max(vals)), 1e-12) * (1.0 + d / n)
     target = w.imag
     # imaginary parts of the homotopy: from `top` down to each point's own Im w
@@ -633,11 +512,11 @@ def deterministic_equivalent_stieltjes(
             den = vals[None, :] / (1.0 + delta[:, None]) - ww[:, None]
             F = np.sum(wt * vals / den, axis=1)
             dF = np.sum(wt * vals**2 / (1.0 + delta[:, None]) ** 2 / den**2, axis=1)
-            step = (delta - F) / (1.0 - dF)
+            step = (delta - F) / (1.0 - dF)  # Newton on delta - F(delta); dF = F'(delta)
             new = delta - step
             # stay on the physical branch: fall back to a fixed-point step there
             bad = new.imag < 0
-            if np.any(bad):
+            if np.any(bad):  # a damped fixed-point step maps C+ into C+
                 new[bad] = 0.5 * (delta[bad] + F[bad])
             delta = new
             if np.max(np.abs(step)) <= (tol if final else 1e-6) * (1.0 + np.max(np.abs(delta))):
@@ -649,14 +528,15 @@ def deterministic_equivalent_stieltjes(
                     f"in max_iter={max_iter} steps"
                 )
     den = vals[None, :] / (1.0 + delta[:, None]) - w[:, None]
-    g = np.sum(counts / d / den, axis=1)
+    g = np.sum(counts / d / den, axis=1)  # (1/d) Tr Qbar(-w), Qbar diagonal in the eigenbasis
     return g.reshape(shape)
 
 
 def _positive_root(gamma, b, q):
     """Positive root of gamma x^2 - b x - q = 0 (q > 0), in the form without cancellation."""
     root = np.sqrt(b * b + 4.0 * gamma * q)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # for b < 0, (b + root) cancels; multiply by (root - b)/(root - b): (b + root)/(2 gamma) = 2q/(root - b)
+    with np.errstate(divide="ignore", invalid="ignore"):  # np.where evaluates both branches
         return np.where(b >= 0, (b + root) / (2.0 * gamma), 2.0 * q / (root - b))
 
 
@@ -671,10 +551,8 @@ def ridge_delta(eta, gamma, variant="corrected"):
 
     Parameters
     ----------
-    eta : float or array_like
-        :math:`\eta=d/n>0` (Model 2) or :math:`d/c` (Model 1).
-    gamma : float or array_like
-        Ridge :math:`\gamma>0`.
+    eta, gamma : float or array_like
+        :math:`\eta=d/n>0` (Model 2) or :math:`d/c` (Model 1), and the ridge :math:`\gamma>0`.
     variant : {"corrected", "talk"}
         ``"talk"`` reproduces the talk's typo, a discriminant :math:`4\gamma` instead of
         :math:`4\gamma\eta`; it is correct only at :math:`\eta=1` and is provided for
@@ -707,68 +585,62 @@ def ridge_tau(eta, gamma):
     .. math::
         \tau=\frac{\eta(1+\delta)^2}{\zeta^2(1+\delta)^2-\eta},\qquad \zeta=\gamma+\frac1{1+\delta}.
 
-    Examples
-    --------
-    >>> round(float(ridge_tau(0.5, 0.1)), 5)
-    1.72612
-    """
-    eq = ridge_equivalent(eta, gamma)
-    return eq.tau
-
-
-@dataclass(frozen=True)
-class RidgeEquivalent:
-    r"""Deterministic-equivalent scalars of the ridge resolvent for :math:`\Sigma=I`.
-
-    Attributes
-    ----------
-    delta : float or numpy.ndarray
-        :math:`\delta=\frac1n\operatorname{Tr}\bar Q`.
-    zeta : float or numpy.ndarray
-        :math:`\zeta=\gamma+1/(1+\delta)`, so that :math:`\bar Q=I/\zeta`.
-    tau : float or numpy.ndarray
-        :math:`\tau=-d\delta/d\gamma=\frac1n\operatorname{Tr}\mathbb E Q^2`.
-    kappa : float or numpy.ndarray
-        :math:`\kappa=\eta/\zeta^2`.
-    """
-
-    delta: float
-    zeta: float
-    tau: float
-    kappa: float
-
-
-def ridge_equivalent(eta, gamma):
-    r"""Return :math:`\delta,\zeta,\tau,\kappa` of the :math:`\Sigma=I` ridge resolvent.
-
     Parameters
     ----------
-    eta : float or array_like
-        :math:`\eta=d/n>0`.
-    gamma : float or array_like
-        Ridge :math:`\gamma>0`.
+    eta, gamma : float or array_like
+        :math:`\eta=d/n>0` and the ridge :math:`\gamma>0`, as in :func:`ridge_delta`.
 
     Returns
     -------
-    RidgeEquivalent
+    float or numpy.ndarray
 
     Examples
     --------
-    >>> eq = ridge_equivalent(1.5, 0.5)
-    >>> round(eq.delta, 5), round(eq.tau, 5)
-    (1.73205, 2.73205)
+    >>> round(float(ridge_tau(1.5, 0.5)), 5)  # delta = sqrt(3), tau = 1 + sqrt(3)
+    2.73205
+    """
+    return ridge_equivalent(eta, gamma).tau
+
+
+_RidgeScalars = namedtuple("RidgeEquivalent", ["delta", "zeta", "tau", "kappa"])
+
+
+def ridge_equivalent(eta, gamma):
+    r"""The scalars :math:`\delta,\zeta,\tau,\kappa` of the :math:`\Sigma=I` ridge resolvent.
+
+    :math:`\delta=\frac1n\operatorname{Tr}\bar Q` (:func:`ridge_delta`),
+    :math:`\zeta=\gamma+1/(1+\delta)` so that :math:`\bar Q=I/\zeta` and :math:`\delta=\eta/\zeta`,
+    :math:`\tau=-d\delta/d\gamma=\lim\frac1n\operatorname{Tr}\mathbb EQ^2` (:func:`ridge_tau`) and
+    :math:`\kappa=\eta/\zeta^2`, so that :math:`\tau=\kappa/(1-\kappa/(1+\delta)^2)`.
+
+    Parameters
+    ----------
+    eta, gamma : float or array_like
+        :math:`\eta=d/n>0` and the ridge :math:`\gamma>0`.
+
+    Returns
+    -------
+    tuple of float or numpy.ndarray
+        ``(delta, zeta, tau, kappa)``, also readable by name (``.delta``, ...).
+
+    Examples
+    --------
+    >>> delta, zeta, tau, kappa = ridge_equivalent(0.5, 1.0)
+    >>> round(delta, 5), round(tau, 5), round(delta * zeta, 12)  # delta = eta / zeta
+    (0.28078, 0.17444, 0.5)
     """
     delta = ridge_delta(eta, gamma)
     eta_a = np.asarray(eta, dtype=float)
     gamma_a = np.asarray(gamma, dtype=float)
     zeta = gamma_a + 1.0 / (1.0 + delta)
+    # differentiate gamma delta^2 - (eta - gamma - 1) delta - eta = 0 in gamma and simplify
     tau = eta_a * (1.0 + delta) ** 2 / (zeta**2 * (1.0 + delta) ** 2 - eta_a)
     kappa = eta_a / zeta**2
 
     def out(v):
         return float(v) if np.ndim(v) == 0 else v
 
-    return RidgeEquivalent(out(delta), out(zeta), out(tau), out(kappa))
+    return _RidgeScalars(out(delta), out(zeta), out(tau), out(kappa))
 
 
 def mp_resolvent_moments(lam, ratio):
@@ -783,10 +655,8 @@ def mp_resolvent_moments(lam, ratio):
 
     Parameters
     ----------
-    lam : float or array_like
-        Ridge :math:`\lambda>0`.
-    ratio : float or array_like
-        :math:`p/n>0`.
+    lam, ratio : float or array_like
+        Ridge :math:`\lambda>0` and :math:`p/n>0`.
 
     Returns
     -------
@@ -801,50 +671,11 @@ def mp_resolvent_moments(lam, ratio):
     lam = check_array(lam, "lam", positive=True)
     ratio = check_array(ratio, "ratio", positive=True)
     eq = ridge_equivalent(ratio, lam)
-    m = np.asarray(eq.delta) / ratio
-    m2 = np.asarray(eq.tau) / ratio
+    m = np.asarray(eq.delta) / ratio  # (1/p) Tr Qbar = delta / eta
+    m2 = np.asarray(eq.tau) / ratio  # (1/p) Tr Qbar^2 = tau / eta
     if m.ndim == 0:
         return float(m), float(m2)
     return m, m2
-
-
-def trace_lemma_gap(A, n_trials, rng=None):
-    r"""Monte Carlo of the trace lemma: :math:`\frac1d x^\top Ax-\frac1d\operatorname{Tr}A`.
-
-    For :math:`x\sim N(0,I_d)` independent of a deterministic :math:`A`, the gap has
-    mean zero and standard deviation :math:`\sqrt{2\operatorname{Tr}(A_s^2)}/d` with
-    :math:`A_s=(A+A^\top)/2`, i.e. :math:`O(d^{-1/2})` when :math:`\|A\|` is bounded.
-
-    Parameters
-    ----------
-    A : array_like, shape (d, d)
-        Deterministic matrix.
-    n_trials : int
-        Number of independent draws of :math:`x`.
-    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
-        Root of the trials' generators: trial ``t`` draws its :math:`x` from the ``t``-th child
-        (:func:`seqrmt.ensemble.spawn_generators`), so the first ``k`` trials do not depend on
-        ``n_trials``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (n_trials,)
-
-    Examples
-    --------
-    >>> a = trace_lemma_gap(np.eye(3), 4, rng=0)
-    >>> bool(np.array_equal(a[:2], trace_lemma_gap(np.eye(3), 2, rng=0)))
-    True
-    """
-    A = check_array(A, "A", ndim=2)
-    if A.shape[0] != A.shape[1]:
-        raise ValueError(f"A must be square, got shape {A.shape}")
-    n_trials = check_size(n_trials, "n_trials")
-    gens = spawn_generators(check_seed(rng), n_trials)
-    d = A.shape[0]
-    x = np.stack([g.standard_normal(d) for g in gens])
-    quad = np.einsum("ti,ij,tj->t", x, A, x)
-    return (quad - np.trace(A)) / d
 
 
 def ks_distance(samples, cdf):
@@ -875,17 +706,11 @@ def ks_distance(samples, cdf):
     x = np.sort(check_array(samples, "samples").ravel())
     n = x.size
     F = check_returned(cdf(x), "cdf")
-    F_left = check_returned(cdf(np.nextafter(x, -np.inf)), "cdf")
+    F_left = check_returned(cdf(np.nextafter(x, -np.inf)), "cdf")  # F(x-), for the atoms of F
+    # the empirical F_n just after and just before each sample point (ties counted once)
     Fn = np.searchsorted(x, x, side="right") / n
     Fn_left = np.searchsorted(x, x, side="left") / n
     return float(max(np.max(np.abs(Fn - F)), np.max(np.abs(Fn_left - F_left))))
-
-
-# ---------------------------------------------------------------------------
-# Convergence rates
-# ---------------------------------------------------------------------------
-
-
 
 
 @dataclass(frozen=True)
@@ -986,9 +811,10 @@ def ridge_resolvent_de(Sigma, n, lam, tol=1e-12, max_iter=200):
     delta = np.atleast_1d(solve_delta(s, n, lams, tol=tol, max_iter=max_iter))
     rbar = 1.0 / (s[None, :] / (1.0 + delta[:, None]) + lams[:, None])  # (k, d)
     zeta = np.sum(s**2 * rbar**2, axis=1) / (n * (1.0 + delta) ** 2)
+    # delta' = (1/n) sum_j s_j r_j' with r_j' = -r_j^2 (1 - s_j delta' / (1 + delta)^2): solve for delta'
     delta_prime = -np.sum(s * rbar**2, axis=1) / n / (1.0 - zeta)
     drbar = -(rbar**2) * (1.0 - s[None, :] * (delta_prime / (1.0 + delta) ** 2)[:, None])
-    U2 = U**2
+    U2 = U**2  # diag(U D U^T) = (U * U) @ diag(D): the diagonal in the basis of Sigma
     out = RidgeResolventDE(
         delta=delta, zeta=zeta, delta_prime=delta_prime, diag=rbar @ U2.T,
         diag_sigma=(rbar**2 * s) @ U2.T, diag_prime=drbar @ U2.T,
@@ -1172,3 +998,110 @@ def semicircle_free_convolution(stieltjes, var, z, tol=1e-10, max_iter=20_000, d
     raise ConvergenceError(
         f"semicircle_free_convolution: no convergence in max_iter={max_iter} steps (last step {step:.2e})"
     )
+
+
+# ---------------------------------------------------------------------------
+# Ridge memorisation of signal-plus-noise tokens (Part 5: 5.2 derives it, 5.4 and 5.5 reuse it)
+# ---------------------------------------------------------------------------
+
+__all__ += ["coresolvent_stieltjes", "ridge_memorisation_error"]
+
+
+def _coresolvent_root(c, g):
+    """Positive root m of g m^2 + (g + c - 1) m - 1 = 0, without cancellation for either sign."""
+    b = g + c - 1.0
+    r = np.sqrt(b * b + 4.0 * g)
+    # the roots have product -1/g: for b >= 0 take m = 2 / (b + r), for b < 0 (b + r small) (r - b) / (2g)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b >= 0, 2.0 / (b + r), (r - b) / (2.0 * g))
+
+
+def coresolvent_stieltjes(ratio, gamma):
+    r"""Limit :math:`m` of :math:`\frac1n\operatorname{Tr}(Z^\top Z/n+\gamma I_n)^{-1}` for :math:`Z\in\mathbb R^{p\times n}` white.
+
+    The **co-resolvent**: :math:`Z^\top Z/n` is the :math:`n\times n` Gram matrix of :math:`n`
+    tokens of dimension :math:`p`, :math:`c=p/n`. By the deterministic equivalent of
+    :func:`solve_delta` (read with the roles of :math:`p` and :math:`n` exchanged), :math:`m` is the
+    positive solution of :math:`m=1/(\gamma+c/(1+m))`, i.e. of
+    :math:`\gamma m^2+(\gamma+c-1)m-1=0`:
+
+    .. math::
+        m=\frac{-(\gamma+c-1)+\sqrt{(\gamma+c-1)^2+4\gamma}}{2\gamma}.
+
+    Parameters
+    ----------
+    ratio : float or array_like
+        :math:`c=p/n>0`.
+    gamma : float or array_like
+        Ridge :math:`\gamma>0`; broadcast against ``ratio``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    >>> m = coresolvent_stieltjes(0.5, 0.1)
+    >>> bool(abs(m - 1 / (0.1 + 0.5 / (1 + m))) < 1e-12)
+    True
+    >>> round(coresolvent_stieltjes(2.0, 1e-9), 6)  # c > 1: m -> 1 / (c - 1) as gamma -> 0
+    1.0
+    """
+    c = check_array(ratio, "ratio", positive=True)
+    g = check_array(gamma, "gamma", positive=True)
+    m = _coresolvent_root(c, g)
+    return float(m) if np.ndim(m) == 0 else m
+
+
+def ridge_memorisation_error(ratio, snr, gamma):
+    r"""Limit :math:`E_{RR}` of the ridge memorisation error on signal-plus-noise tokens.
+
+    Tokens :math:`x_i=y_i\mu+z_i\in\mathbb R^p` with labels :math:`y_i=\pm1` independent of the noise
+    :math:`z_i\sim N(0,I_p)`, :math:`s=\|\mu\|^2`, :math:`c=p/n`, stacked as the columns of :math:`X`.
+    The mean squared training residual of ridge with penalty :math:`\gamma`,
+    :math:`\frac{\gamma^2}{n}y^\top(X^\top X/n+\gamma I)^{-2}y`, converges to
+
+    .. math::
+        E_{RR}=\frac{\gamma^2m^2\,\big(1+2m+(1+s)m^2\big)}
+        {\big(1+(1+s)m\big)^2\big(1-c\,m^2/(1+m)^2\big)},
+
+    with :math:`m` from :func:`coresolvent_stieltjes`. It is :math:`-\gamma^2\partial_\gamma h` for
+    the limit :math:`h(m)=m(1+m)/(1+(1+s)m)` of :math:`\frac1ny^\top(X^\top X/n+\gamma I)^{-1}y`
+    (one Sherman-Morrison step on the rank-one signal; Chapter 5.2, ``thm-attn-ridge``).
+
+    Parameters
+    ----------
+    ratio : float or array_like
+        :math:`c=p/n>0`.
+    snr : float or array_like
+        :math:`s\ge0`.
+    gamma : float or array_like
+        :math:`\gamma>0`. The three arguments broadcast.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Examples
+    --------
+    Without signal it is the training error of ridge on pure noise; as :math:`\gamma\to0` with
+    :math:`c<1` it tends to :math:`(1-c)/(1+s)`, the part of :math:`y` outside the span of the
+    :math:`p` features:
+
+    >>> round(ridge_memorisation_error(0.5, 0.0, 0.1), 4)
+    0.5173
+    >>> round(ridge_memorisation_error(0.5, 1.0, 1e-8), 6)
+    0.25
+    """
+    c = check_array(ratio, "ratio", positive=True)
+    s = check_array(snr, "snr")
+    if np.any(s < 0):
+        raise ValueError("snr must be non-negative")
+    g = check_array(gamma, "gamma", positive=True)
+    m = _coresolvent_root(c, g)
+    # -gamma^2 h'(m) dm/dgamma: h'(m) = (1+2m+(1+s)m^2)/(1+(1+s)m)^2 and, differentiating
+    # m (gamma + c/(1+m)) = 1, dm/dgamma = -m^2 / (1 - c m^2/(1+m)^2)
+    num = g**2 * m**2 * (1.0 + 2.0 * m + (1.0 + s) * m**2)
+    den = (1.0 + (1.0 + s) * m) ** 2 * (1.0 - c * m**2 / (1.0 + m) ** 2)
+    out = num / den
+    return float(out) if np.ndim(out) == 0 else out

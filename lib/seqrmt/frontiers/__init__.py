@@ -1,22 +1,22 @@
-r"""Frontiers: recent random-matrix results on sequence models (Chapter 5).
+r"""Frontiers: the laws of Part 5, one module per paper (import them explicitly).
 
-Submodules (import them explicitly, e.g. ``from seqrmt.frontiers import masked``)
----------------------------------------------------------------------------------
 masked
-    Masked-token (leave-one-coordinate-out) ridge regression: the closed form of the predictor,
-    its train and test errors through one deterministic equivalent, AR(1) and spiked data.
+    Masked-token ridge regression: the deterministic equivalents of its errors, its BBP transition.
 attention
-    Attention as a kernel: ridge memorisation error, the linear-plus-semicircle equivalent of the
-    attention kernel's spectrum.
+    The memorisation error of a ridge read-out on any features (the ridge baseline's closed form is
+    :func:`seqrmt.rmt.ridge_memorisation_error`).
 icl
-    In-context learning of linear regression by linear attention under a pretraining/test
-    task-covariance mismatch.
+    In-context learning by linear attention under a pretraining/test task-covariance mismatch.
 transfer
-    Fine-tuning as regularisation towards a pretrained model: L2-SP ridge transfer and alpha-LoRA.
+    Fine-tuning as regularisation towards a pretrained model: L2-SP and alpha-LoRA.
 features
-    Random-features ridge regression and its high-dimensional (linear) equivalent.
+    Random-features ridge regression: the arc-cosine kernel and the training-error equivalent.
 pls
-    Two-view spectra: PLS-SVD with a rank-one shared latent.
+    Two-view spectra: PLS-SVD with a rank-one shared latent, in closed form.
+
+The simulations, tables and figures of the chapter are written in its notebooks.
 """
+
+from . import attention, features, icl, masked, pls, transfer
 
 __all__ = ["masked", "attention", "icl", "transfer", "features", "pls"]
