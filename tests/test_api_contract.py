@@ -195,7 +195,9 @@ REGISTRY = {
                              y_se=np.array([0.1, 0.01, 0.001])),
     "stats.mean_se": dict(samples=np.array([1.0, 2.0, 4.0]), axis=0),
     "stats.check": dict(value=1.0, reference=1.0, se=0.1, k=4.0, why="a check",
-                        _ok="value:*"),  # a bad value fails the check (CheckError), not validation
+                        # a value or reference that disagrees fails the check (CheckError): that
+                        # is the function's purpose, not a validation gap
+                        _ok="value:* reference:neg reference:zero"),
     "runtime.notebook_seed": dict(seed=3),
     "runtime.notebook_rng": dict(seed=3),
     "runtime.glue": dict(name="x", value=1.5, display=False, _ok="value:*"),  # any value is glued
@@ -694,11 +696,10 @@ def test_brent_solvers_check_max_iter(call, max_iter):
 
 
 def test_k_subsets_are_counted_before_enumeration():
-    from seqrmt.ntp import closed_form_max_margin, k_subset_supports
+    from seqrmt.ntp import k_subset_supports
 
-    for f in (k_subset_supports, closed_form_max_margin):
-        with pytest.raises(ValueError, match="V, k"):
-            _call_with_limit(f, 60, 30)  # C(60, 30) = 1.2e17 columns
+    with pytest.raises(ValueError, match="V, k"):
+        _call_with_limit(k_subset_supports, 60, 30)  # C(60, 30) = 1.2e17 columns
 
 
 def _call_with_limit(f, *args):
