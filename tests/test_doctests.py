@@ -15,10 +15,7 @@ import seqrmt
 from numeric_text import run_doctests
 from seqrmt.runtime import single_threaded_blas
 
-MODULES = sorted(
-    name for _, name, _ in pkgutil.walk_packages(seqrmt.__path__, prefix="seqrmt.")
-    if name != "seqrmt.nanogpt.__main__"
-)
+MODULES = sorted(name for _, name, _ in pkgutil.walk_packages(seqrmt.__path__, prefix="seqrmt."))
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -31,4 +28,5 @@ def test_docstring_examples(name):
 
 def test_every_module_with_examples_is_covered():
     """The walk finds the subpackages' modules (a regression guard for the list above)."""
-    assert {"seqrmt.rmt", "seqrmt.bsr._theory", "seqrmt.ntp._programs", "seqrmt.dyson.rbm"} <= set(MODULES)
+    assert {"seqrmt.rmt", "seqrmt.bsr._theory", "seqrmt.ntp._programs", "seqrmt.dyson._rbm",
+            "seqrmt.models.char_gpt"} <= set(MODULES)

@@ -32,13 +32,15 @@ def test_root_accepts_seeds_sequences_generators_and_none():
 
 
 
-# ------------------------------------------------------------------------------------ dyson.dbm
+# ------------------------------------------------------------------------------------ dyson
 def test_dyson_brownian_motion_one_generator_per_matrix(monkeypatch):
-    from seqrmt.dyson import dbm
+    from seqrmt import dyson
+    from seqrmt.dyson import _sgd
 
     h0 = np.stack([np.diag([0.0, 1.0, 2.0]), np.eye(3), np.zeros((3, 3))])
-    t, e = dbm.dyson_brownian_motion(h0, 1.0, 7, rng=5, theta=0.5, s=0.7)
-    a, b = dbm._ou_coefficients(0.5, 0.7, 1.0 / 7)
+    t, e = dyson.dyson_brownian_motion(h0, 1.0, 7, rng=5, theta=0.5, s=0.7)
+    a = np.exp(-0.5 / 7)  # the exact OU step
+    b = 0.7 * np.sqrt(-np.expm1(-2 * 0.5 / 7) / (2 * 0.5))
     for i, g in enumerate(spawn_generators(5, 3)):
         h, ref = h0[i], [np.linalg.eigvalsh(h0[i])]
         for _ in range(7):  # matrix i: its own stream, step after step
@@ -47,31 +49,8 @@ def test_dyson_brownian_motion_one_generator_per_matrix(monkeypatch):
             ref.append(np.linalg.eigvalsh(h))
         np.testing.assert_allclose(e[:, i], np.array(ref), rtol=1e-12, atol=1e-12)
     # a path does not depend on the size of the batch
-    np.testing.assert_array_equal(dbm.dyson_brownian_motion(h0[:2], 1.0, 7, rng=5, theta=0.5,
-                                                            s=0.7)[1], e[:, :2])
+    np.testing.assert_array_equal(dyson.dyson_brownian_motion(h0[:2], 1.0, 7, rng=5, theta=0.5,
+                                                              s=0.7)[1], e[:, :2])
     # blocks of steps bound the memory, not the numbers
-    monkeypatch.setattr(dbm, "_NOISE_BLOCK", 20)
-    np.testing.assert_array_equal(dbm.dyson_brownian_motion(h0, 1.0, 7, rng=5, theta=0.5, s=0.7)[1], e)
-
-
-def test_independent_brownian_motion_and_wishart_one_generator_per_item(monkeypatch):
-    from seqrmt.dyson import dbm
-
-    x0 = np.array([[0.0, 1.0], [2.0, 3.0]])
-    _, x = dbm.independent_brownian_motion(x0, 1.0, 5, rng=2, theta=1.0, s=0.5)
-    a, b = dbm._ou_coefficients(1.0, np.sqrt(2.0) * 0.5, 0.2)
-    for i, g in enumerate(spawn_generators(2, 2)):
-        ref = [x0[i]]
-        for z in g.standard_normal((5, 2)):
-            ref.append(a * ref[-1] + b * z)
-        np.testing.assert_allclose(x[:, i], np.array(ref), rtol=1e-14)
-    w0 = np.zeros((3, 4, 2))
-    _, e = dbm.wishart_process(w0, 2.0, 4, rng=9, s=0.5)
-    for i, g in enumerate(spawn_generators(9, 3)):
-        w = np.cumsum(0.5 * np.sqrt(0.5) * g.standard_normal((4, 4, 2)), axis=0)
-        np.testing.assert_allclose(e[1:, i], np.linalg.eigvalsh(np.swapaxes(w, -1, -2) @ w),
-                                   rtol=1e-10, atol=1e-12)
-    monkeypatch.setattr(dbm, "_NOISE_BLOCK", 9)
-    np.testing.assert_array_equal(dbm.wishart_process(w0, 2.0, 4, rng=9, s=0.5)[1], e)
-    np.testing.assert_array_equal(
-        dbm.independent_brownian_motion(x0, 1.0, 5, rng=2, theta=1.0, s=0.5)[1], x)
+    monkeypatch.setattr(_sgd, "_NOISE_BLOCK", 20)
+    np.testing.assert_array_equal(dyson.dyson_brownian_motion(h0, 1.0, 7, rng=5, theta=0.5, s=0.7)[1], e)

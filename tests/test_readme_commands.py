@@ -120,7 +120,7 @@ const menu = element("ul");
 const listeners = [];
 const document = {readyState: "loading", documentElement: {dataset: {content_root: "../"}},
   createElement: element, addEventListener: (e, f) => listeners.push(f),
-  querySelector: () => null,
+  querySelector: () => null, getElementById: () => null,
   querySelectorAll: (sel) => sel.includes("dropdown-menu") ? [menu] : []};
 const window = {};
 const context = vm.createContext({window, document, console,

@@ -24,7 +24,7 @@ frontiers
 models
     The two transformers, one file each (needs torch).
 data
-    The Shakespeare corpus built at first use, and a character tokenizer.
+    The Shakespeare corpus, built at first use.
 ensemble
     Independent realisations with spawned generators, serial or parallel (joblib, Dask, Ray).
 runtime

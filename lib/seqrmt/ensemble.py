@@ -109,6 +109,11 @@ def progress_enabled(progress=None):
     Returns
     -------
     bool
+
+    Examples
+    --------
+    >>> progress_enabled(True), progress_enabled(False)
+    (True, False)
     """
     if progress is not None:
         if not isinstance(progress, (bool, np.bool_)):

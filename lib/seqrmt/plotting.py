@@ -67,7 +67,14 @@ SIM_COLOR = "#1f77b4"
 
 
 def use_book_style():
-    """Apply :data:`BOOK_STYLE` globally and make inline figures PNG (call once per notebook)."""
+    """Apply :data:`BOOK_STYLE` globally and make inline figures PNG (call once per notebook).
+
+    Examples
+    --------
+    >>> use_book_style()
+    >>> mpl.rcParams["axes.grid"], mpl.rcParams["figure.dpi"]
+    (True, 150.0)
+    """
     mpl.rcParams.update(BOOK_STYLE)
     try:  # inline backend: PNG, never SVG (nbval would compare SVG as text)
         from matplotlib_inline.backend_inline import set_matplotlib_formats
@@ -79,7 +86,15 @@ def use_book_style():
 
 @contextlib.contextmanager
 def book_style():
-    """Context manager applying :data:`BOOK_STYLE` temporarily."""
+    """Context manager applying :data:`BOOK_STYLE` temporarily.
+
+    Examples
+    --------
+    >>> with book_style():
+    ...     inside = mpl.rcParams["legend.frameon"]
+    >>> inside
+    False
+    """
     with mpl.rc_context(BOOK_STYLE):
         yield
 
@@ -157,6 +172,14 @@ def hist_vs_density(ax, samples, x, density, bins=50, sim_label="simulation",
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> fig, ax = subplots()
+    >>> u = np.random.default_rng(0).uniform(size=1000)
+    >>> _ = hist_vs_density(ax, u, np.linspace(0, 1, 11), np.ones(11), bins=10)
+    >>> sorted(t.get_text() for t in ax.get_legend().get_texts())
+    ['simulation', 'theory']
     """
     check_axes(ax)
     samples = check_array(samples, "samples").ravel()
@@ -214,6 +237,14 @@ def curve_vs_mc(ax, x, y_theory, x_mc, y_mc, y_err=None, theory_label="theory",
     Returns
     -------
     matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> fig, ax = subplots()
+    >>> x = np.linspace(0, 1, 5)
+    >>> _ = curve_vs_mc(ax, x, x**2, x[1:4], x[1:4]**2 + 0.01, y_err=np.full(3, 0.02))
+    >>> len(ax.lines) >= 2
+    True
     """
     check_axes(ax)
     x = check_array(x, "x", ndim=1)
@@ -258,7 +289,12 @@ def mean_spread(ax, truth, theory_mean, theory_sd, mc_mean, mc_sd, n_sd=2.0, lab
     -------
     matplotlib.axes.Axes
 
-    Used in: Chapter 1, "A linear generative model of next tokens".
+    Examples
+    --------
+    >>> fig, ax = subplots()
+    >>> _ = mean_spread(ax, [0.2, 0.8], [0.25, 0.75], [0.1, 0.1], [0.2, 0.8], [0.1, 0.1])
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['1', '2']
     """
     check_axes(ax)
     truth = check_array(truth, "truth", ndim=1)

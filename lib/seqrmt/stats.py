@@ -94,8 +94,8 @@ def check(value, reference, *, se=None, k=4.0, atol=None, rtol=None, why):
         se = check_array(se, "se")
         if np.any(se < 0):
             raise ValueError("se must be non-negative")
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Real) or not k > 0:
-            raise ValueError(f"k must be a positive number, got {k!r}")
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Real) or not 0 < k < np.inf:
+            raise ValueError(f"k must be a positive finite number, got {k!r}")
         bound = bound + k * se
     for name, tol in (("atol", atol), ("rtol", rtol)):
         if tol is not None and (isinstance(tol, bool) or not isinstance(tol, numbers.Real)
