@@ -387,7 +387,7 @@ def _gamp_run(F, y, d, L, rho, delta, S_true, tol, max_iter, damping, precision,
 # --------------------------------------------------------------------------- nuclear norm
 
 
-def min_nuclear_norm(X, y, solver="SCS", **solver_options):
+def min_nuclear_norm(X, y, solver=None, **solver_options):
     r"""Minimal nuclear-norm estimator (MNNE) under the noiseless constraints.
 
     Solves :math:`\min\|S\|_*` subject to :math:`F\operatorname{vec}(S)=y`, i.e.
@@ -400,8 +400,9 @@ def min_nuclear_norm(X, y, solver="SCS", **solver_options):
         Token sequences.
     y : array_like, shape (n,)
         Targets.
-    solver : {"SCS", "CLARABEL"}
-        Conic solver used by cvxpy.
+    solver : {"SCS", "CLARABEL"}, optional
+        Conic solver used by cvxpy. ``None``: SCS where cvxpy has it, else Clarabel (Pyodide's
+        cvxpy, in the browser, has Clarabel only).
     **solver_options
         Passed to :meth:`cvxpy.Problem.solve`.
 
@@ -427,6 +428,9 @@ def min_nuclear_norm(X, y, solver="SCS", **solver_options):
 
     X, y = _check_data(X, y)
     n, L, d = X.shape
+    if solver is None:
+        # SCS (first order) is the authors' solver; Clarabel (interior point) where SCS is absent
+        solver = "SCS" if "SCS" in cp.installed_solvers() else "CLARABEL"
     if solver not in ("CLARABEL", "SCS"):
         raise ValueError(f"solver must be 'CLARABEL' or 'SCS', got {solver!r}")
     # Column-major vec of S (d, L) has index l * d + i, matching X[mu, l, i] flattened.
@@ -788,7 +792,7 @@ def average_of_first_k_error(S, S_true):
     return np.mean((np.cumsum(S, axis=0) / k - S_true) ** 2, axis=(1, 2))
 
 
-def interpolator_comparison(n_sets, n, d, L, r, student_ranks, rng=None, solver="SCS",
+def interpolator_comparison(n_sets, n, d, L, r, student_ranks, rng=None, solver=None,
                             jobs=None, **gd_options):
     r"""Minimal nuclear norm against gradient-descent students, on independent noiseless data.
 
@@ -808,8 +812,8 @@ def interpolator_comparison(n_sets, n, d, L, r, student_ranks, rng=None, solver=
         Ranks of the gradient-descent students.
     rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
         Root of the data sets' generators (see :func:`seqrmt.ensemble.spawn_generators`).
-    solver : str
-        cvxpy solver of :func:`min_nuclear_norm`.
+    solver : str, optional
+        cvxpy solver of :func:`min_nuclear_norm` (``None``: its default).
     jobs : int or None
         Workers (see :func:`seqrmt.ensemble.n_jobs`).
     **gd_options

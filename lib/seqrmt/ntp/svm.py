@@ -190,7 +190,7 @@ def ntp_svm_nuclear(S, solver=None, deduplicate=True, **solver_options):
         0/1 support matrix.
     solver : str, optional
         ``None`` picks Clarabel (accurate, ~1e-9) when the reduced problem has at most 500
-        entries and SCS (first order, ~1e-4) otherwise.
+        entries and SCS (first order, ~1e-4) otherwise, or where cvxpy has no SCS (Pyodide).
     deduplicate : bool
         Solve over the distinct support columns only. Contexts with equal supports have equal
         columns at a (symmetrised) optimum, and ``k`` equal columns ``c`` have the nuclear norm of
@@ -220,7 +220,9 @@ def ntp_svm_nuclear(S, solver=None, deduplicate=True, **solver_options):
         Su, inverse, mult = S, np.arange(m), np.ones(m)
     root = np.sqrt(mult.astype(float))
     if solver is None:
-        solver = "CLARABEL" if Su.size <= 500 else "SCS"
+        # SCS is faster on large SDPs; Pyodide's cvxpy (in the browser) has Clarabel only
+        small = Su.size <= 500 or "SCS" not in cp.installed_solvers()
+        solver = "CLARABEL" if small else "SCS"
     X = cp.Variable(Su.shape)
     # X = L_u diag(root): equalities are homogeneous, the margin of column g becomes root[g].
     prob = cp.Problem(cp.Minimize(cp.normNuc(X)), _constraints(X, Su, margin=root))
