@@ -44,6 +44,7 @@ import pathlib
 import re
 import sys
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -111,6 +112,13 @@ def _import_targets(module: Module, node: ast.AST) -> list[tuple[str, str]]:
     return []
 
 
+def _parse(source: str) -> ast.Module:
+    """``ast.parse`` without the warnings of the parsed code (invalid escapes in docstrings)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source)
+
+
 def _outside_defs(tree: ast.AST):
     """The nodes of a module that run when it is imported (not those inside def or class bodies)."""
     stack = list(ast.iter_child_nodes(tree))
@@ -132,7 +140,7 @@ class Library:
             rel = path.relative_to(src).with_suffix("")
             is_package = rel.name == "__init__"
             name = ".".join(rel.parts[:-1] if is_package else rel.parts)
-            module = Module(name, ast.parse(path.read_text(encoding="utf-8")), is_package)
+            module = Module(name, _parse(path.read_text(encoding="utf-8")), is_package)
             for node in module.tree.body:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     module.defs[node.name] = node
@@ -296,7 +304,7 @@ def _python(source: str) -> ast.Module:
     lines = []
     for line in source.splitlines():
         lines.append(re.sub(r"^(\s*)[%!].*$", r"\1pass", line))
-    return ast.parse("\n".join(lines))
+    return _parse("\n".join(lines))
 
 
 def notebook_needs(nb: dict, library: Library) -> set[str]:
