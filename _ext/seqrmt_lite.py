@@ -13,7 +13,8 @@ no Pyodide build), why they run on Binder or Colab instead. The launch menu (the
 "JupyterLite" entry next to Binder and Colab. Which chapters run in the browser is read from
 their imports (``scripts/install_cell.py``), not listed by hand.
 
-The site itself needs no network to build. A reader's browser fetches the Pyodide runtime
+``lite/overrides.json`` renders every cell of a notebook (no windowing), so that the browser's
+find-in-page sees the whole chapter. The site itself needs no network to build. A reader's browser fetches the Pyodide runtime
 (Python compiled to WebAssembly, with numpy, scipy, ...) from its CDN on first use
 (``pyodideUrl`` in ``lite/jupyter-lite.json``); the page says so.
 

@@ -56,7 +56,7 @@ DISTRIBUTION_IMPORTS = {"scikit-learn": "sklearn"}
 PYODIDE_DISTRIBUTIONS = {"cvxpy": "cvxpy-base"}
 # import names Pyodide (the Python of JupyterLite) does not have: chapters that need one of them
 # keep Binder and Colab
-PYODIDE_MISSING = {"torch": "PyTorch has no build for Pyodide, the Python that runs in the browser"}
+PYODIDE_MISSING = {"torch": "it trains with PyTorch, which has no build for Pyodide (the Python of JupyterLite)"}
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 MAGIC = re.compile(r"^\s*[%!]")
 

@@ -74,6 +74,13 @@ def test_the_environment_is_pyodides():
     assert set(cvxpy.installed_solvers()) <= {"CLARABEL", "SCIPY"}, cvxpy.installed_solvers()
 
 
+def test_the_kernel_runs_in_this_environment():
+    """The notebooks' kernel is this environment's Python (not a kernel registered elsewhere)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import sys; print(sys.prefix)")])
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    assert nb.cells[0].outputs[0]["text"].strip() == sys.prefix
+
+
 @pytest.mark.parametrize("chapter", BROWSER, ids=[c.docname.split("/", 1)[1] for c in BROWSER])
 def test_chapter_runs_to_the_end(chapter):
     path = ROOT / "editions" / "reader" / f"{chapter.docname}.ipynb"
