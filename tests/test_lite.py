@@ -261,3 +261,45 @@ def test_pyodide_pins_name_the_runtime_that_the_site_loads():
     version = re.search(r"/pyodide/v([\d.]+)/", url).group(1)
     header = PINS_FILE.read_text().split("\n\n")[0]
     assert f"`pyodide` {version}" in header and f"Pyodide {version}" in header, (version, header)
+
+
+# ----------------------------------------------------------------------------- cvxpy without SCS
+def test_solvers_fall_back_to_clarabel_without_scs(monkeypatch):
+    """Pyodide's cvxpy-base has Clarabel only: the library's SCS defaults fall back to it."""
+    import cvxpy
+    import numpy as np
+
+    from seqrmt import bsr, ntp
+
+    class Chosen(Exception):
+        pass
+
+    def chosen(self, *args, **kwargs):   # record the solver, skip the solve
+        raise Chosen(kwargs.get("solver"))
+
+    def solvers():
+        out = []
+        data = bsr.sample_bsr(30, 6, 6, 1, 0.0, rng=0)
+        S = np.eye(6, dtype=int)[:, np.arange(90) % 6]        # 540 > 500 entries: SCS by default
+        for call in (lambda: bsr.min_nuclear_norm(data.X, data.y),
+                     lambda: ntp.ntp_svm_nuclear(S, deduplicate=False)):
+            with pytest.raises(Chosen) as info:
+                call()
+            out.append(str(info.value))
+        return out
+
+    monkeypatch.setattr(cvxpy.Problem, "solve", chosen)
+    assert solvers() == ["SCS", "SCS"]                          # where SCS is installed
+    monkeypatch.setattr(cvxpy, "installed_solvers", lambda: ["CLARABEL", "SCIPY"])
+    assert solvers() == ["CLARABEL", "CLARABEL"]
+
+
+def test_clarabel_solves_the_determined_nuclear_norm_problem():
+    """At alpha >= 1 the constraints fix S; Clarabel alone fails there (no interior), the fallback is exact."""
+    import numpy as np
+
+    from seqrmt import bsr
+
+    data = bsr.sample_bsr(64, 8, 8, 2, 0.0, rng=1)           # alpha = 1: one feasible point
+    S = bsr.min_nuclear_norm(data.X, data.y, solver="CLARABEL")
+    assert np.max(np.abs(S - data.S)) < 1e-10

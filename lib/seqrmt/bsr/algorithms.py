@@ -435,6 +435,10 @@ def min_nuclear_norm(X, y, solver=None, **solver_options):
         raise ValueError(f"solver must be 'CLARABEL' or 'SCS', got {solver!r}")
     # Column-major vec of S (d, L) has index l * d + i, matching X[mu, l, i] flattened.
     F = X.reshape(n, L * d) / np.sqrt(d * L)
+    if solver == "CLARABEL" and n >= d * L and np.linalg.matrix_rank(F) == d * L:
+        # The constraints alone fix S (alpha >= 1): the feasible set is one point, which leaves
+        # an interior-point solver (Clarabel) no interior to work in; solve F vec(S) = y directly.
+        return np.linalg.lstsq(F, y, rcond=None)[0].reshape(L, d).T
     S = cp.Variable((d, L))
     problem = cp.Problem(cp.Minimize(cp.normNuc(S)), [F @ cp.vec(S, order="F") == y])
     try:
