@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DEFAULT_CHAPTER = "part1_linear_generative/01_sample_covariance.ipynb"
@@ -107,12 +108,17 @@ def run_chapter(driver, base: str, chapter: str, timeout: float, log=print) -> d
     """Open ``chapter`` in the Notebook app under ``base``, run all cells; timings and findings."""
     url = f"{base.rstrip('/')}/lite/notebooks/index.html?path={chapter}"
     result = {"url": url, "findings": [], "kernel_s": None, "run_s": None}
+    # the number of code cells, from the notebook the site serves
+    with urllib.request.urlopen(f"{base.rstrip('/')}/lite/files/{chapter}", timeout=60) as response:
+        nb = json.loads(response.read())
+    n_code = sum(cell["cell_type"] == "code" for cell in nb["cells"])
     start = time.time()
     driver.get(url)
     state = None
     while time.time() - start < OPEN_TIMEOUT_S:
         state = driver.execute_script(STATE_JS)
-        if state["cells"] and "Run" in state["menus"]:
+        # every cell rendered (lite/overrides.json: no windowing) and the menu bar up
+        if state["cells"] == n_code and "Run" in state["menus"]:
             break
         time.sleep(2)
     else:
