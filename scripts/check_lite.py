@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
-import importlib.util
 import json
 import pathlib
 import sys
@@ -60,17 +59,6 @@ return {cells: cells.length, prompts: prompts, tracebacks: tracebacks,
         kernel: status ? (status.getAttribute('title') || status.textContent || '') : '',
         menus: Array.from(document.querySelectorAll('.lm-MenuBar-itemLabel')).map(m => m.textContent)};
 """
-
-
-def _load(name: str):
-    """A script of this folder as a module (``check_site``: the browser)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -166,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshot", type=pathlib.Path, help="save a PNG of the page at the end")
     args = parser.parse_args(argv)
 
-    check_site = _load("check_site")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import check_site  # the browser, as the book's site check starts it
     why = check_site.browser_missing()
     if why:
         print(f"check_lite: {why}", file=sys.stderr)
