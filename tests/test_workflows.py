@@ -134,7 +134,7 @@ def test_pages_publishes_after_the_readme_test_command():
     assert "main" in data["on"]["push"]["branches"]
 
 
-def test_weekly_runs_pinned_latest_links_and_opens_an_issue():
+def test_weekly_runs_pinned_latest_links_lite_and_opens_an_issue():
     data = _load(ROOT / ".github" / "workflows" / "weekly.yml")
     assert data["on"]["schedule"][0]["cron"].split()[-1] == "1", "weekly, on Mondays"
     jobs = data["jobs"]
@@ -142,8 +142,10 @@ def test_weekly_runs_pinned_latest_links_and_opens_an_issue():
     latest = "\n".join(s.get("run", "") for s in _steps(jobs["latest"]))
     assert "latest_requirements.py" in latest and "pytest" in latest and "SEQRMT_SEED_OFFSET=1" in latest
     assert any(s.get("uses", "").startswith("lycheeverse/lychee-action@") for s in _steps(jobs["links"]))
+    lite = "\n".join(s.get("run", "") for s in _steps(jobs["lite"]))
+    assert "scripts/check_lite.py" in lite and jobs["lite"]["needs"] == "pinned"  # a real browser
     report = jobs["report"]
-    assert set(report["needs"]) == {"pinned", "latest", "links"} and "failure()" in report["if"]
+    assert set(report["needs"]) == {"pinned", "latest", "links", "lite"} and "failure()" in report["if"]
     assert report["permissions"] == {"issues": "write"}
     assert any(s.get("uses", "").startswith("peter-evans/create-issue-from-file@") for s in _steps(report))
 
