@@ -22,7 +22,7 @@ import json
 import numpy as np
 import torch
 
-from seqrmt._io import write_npz_deterministic
+from seqrmt.runtime import write_npz_deterministic
 from seqrmt.data import shakespeare
 from seqrmt.models.char_gpt import CharGPT, validation_loss
 

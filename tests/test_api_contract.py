@@ -386,6 +386,7 @@ EXEMPT = {
     # range check would synchronise a GPU each step); torch raises IndexError for an id out of
     # range; the constructor and validation_loss check theirs (tests/test_models_char_gpt.py)
     "models.char_gpt.CharGPT.forward": "the training step's hot path; see the comment above",
+    "runtime.write_npz_deterministic": "writes a file (tests/test_runtime_stats.py: bytes and bad arguments)",
     "runtime.seed_offset": "no arguments (reads SEQRMT_SEED_OFFSET; tests/test_runtime_stats.py)",
     # matplotlib
     # torch device: depends on the machine

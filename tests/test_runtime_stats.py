@@ -278,3 +278,19 @@ def test_check_fails_on_nan_and_rejects_bad_arguments():
 def test_check_is_an_assertion():
     """nbval reports a failed check as an error output, and pytest.raises(AssertionError) sees it."""
     assert issubclass(stats.CheckError, AssertionError)
+
+
+def test_write_npz_deterministic_same_arrays_same_bytes(tmp_path):
+    from seqrmt.runtime import write_npz_deterministic
+
+    arrays = {"b": np.arange(5.0), "a": np.eye(2, dtype=np.float32)}
+    sha = write_npz_deterministic(tmp_path / "1.npz", arrays)
+    assert write_npz_deterministic(tmp_path / "2.npz", dict(reversed(arrays.items()))) == sha  # sorted
+    assert (tmp_path / "1.npz").read_bytes() == (tmp_path / "2.npz").read_bytes()
+    assert write_npz_deterministic(tmp_path / "3.npz", arrays, sort=False) != sha  # dict order
+    with np.load(tmp_path / "1.npz") as z:
+        assert z.files == ["a", "b"] and np.array_equal(z["b"], arrays["b"])
+    with pytest.raises(ValueError, match="arrays"):
+        write_npz_deterministic(tmp_path / "4.npz", {})
+    with pytest.raises(TypeError, match="path"):
+        write_npz_deterministic(3, arrays)
