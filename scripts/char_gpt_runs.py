@@ -9,7 +9,7 @@ initialisation and the batches), and saves, at the snapshot steps, the 16 key ma
 loss on the whole validation split, plus the final weights of the first seed. The ``.npz`` is
 written with fixed zip timestamps, so the same runs give the same bytes: with the defaults and
 one thread, on the machine class that made the committed file, the SHA-256 printed at the end
-equals the one notebook 4.5 checks (3ae18140...). Another CPU or PyTorch build may round
+equals the one notebook 4.5 checks. Another CPU or PyTorch build may round
 differently and then gives a statistically equivalent file with another hash. About ten
 minutes of one core.
 """
@@ -27,13 +27,9 @@ from seqrmt.data import shakespeare
 from seqrmt.models.char_gpt import CharGPT, validation_loss
 
 SNAPSHOTS = (0, 10, 30, 100, 300, 1000, 2000, 3000, 5000)
-# the run record as the file has always held it (field names of the configuration class that
-# built the model before models/char_gpt.py; they describe CharGPT's defaults exactly)
-MODEL_RECORD = {"activation": "relu", "bias": True, "block_size": 32, "dropout": 0.0, "head_dim": None,
-                "init": "pytorch", "lm_head_bias": True, "mlp_hidden": None, "mlp_ratio": 4, "n_embd": 64,
-                "n_head": 4, "n_layer": 4, "norm": "layernorm", "out_vocab_size": None,
-                "pos_embedding": "learned", "qkv_bias": False, "qkv_layout": "per_head",
-                "tie_weights": False}
+# the model in the run record: CharGPT's sizes (its defaults, the talk's model)
+MODEL_RECORD = {"class": "seqrmt.models.char_gpt.CharGPT", "block_size": 32, "n_embd": 64, "n_head": 4,
+                "n_layer": 4}
 
 
 def train(seed, steps, snapshots, train_tokens, val_tokens, vocab_size):

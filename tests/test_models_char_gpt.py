@@ -42,11 +42,29 @@ def test_initial_key_law():
     assert abs(keys.var().item() * 192 - 1) < 0.02  # 81,920 entries: SE of the ratio 0.004
 
 
-def test_key_matrices_are_the_heads_key_weights_detached():
+def test_key_matrices_are_the_heads_key_rows_detached():
     model = CharGPT(11)
     k = model.key_matrices()
     assert k.shape == (4, 4, 16, 64) and not k.requires_grad
-    assert torch.equal(k[2, 3], model.blocks[2].attn.heads[3].key.weight)
+    assert torch.equal(k[2, 3], model.blocks[2].attn.c_attn[64 + 3 * 16: 64 + 4 * 16])
+
+
+def test_c_attn_is_the_lectures_per_head_maps_as_drawn():
+    """Under one seed, c_attn holds what the lecture's per-head Linear(C, hs, bias=False) maps,
+    created head by head as key, query, value, would draw, and c_proj what follows them."""
+    from seqrmt.models.char_gpt import CausalSelfAttention
+
+    torch.manual_seed(3)
+    attn = CausalSelfAttention(32, 4)
+    torch.manual_seed(3)
+    heads = [{kind: torch.nn.Linear(32, 8, bias=False) for kind in ("key", "query", "value")}
+             for _ in range(4)]
+    proj = torch.nn.Linear(32, 32)
+    for h, maps in enumerate(heads):
+        for third, kind in enumerate(("query", "key", "value")):
+            rows = attn.c_attn[third * 32 + h * 8: third * 32 + (h + 1) * 8]
+            assert torch.equal(rows, maps[kind].weight), (h, kind)
+    assert torch.equal(attn.c_proj.weight, proj.weight) and torch.equal(attn.c_proj.bias, proj.bias)
 
 
 def test_forward_shapes_loss_and_causality():
@@ -63,16 +81,16 @@ def test_forward_shapes_loss_and_causality():
         model(torch.zeros(1, 9, dtype=torch.long))
 
 
-def test_per_head_maps_equal_separate_heads():
-    """forward stacks the per-head maps into one product: the same as attending head by head."""
+def test_one_product_equals_separate_heads():
+    """forward computes every head with one product: the same as attending head by head."""
     torch.manual_seed(1)
     model = CharGPT(5, block_size=6, n_layer=1, n_head=2, n_embd=8)
     attn = model.blocks[0].attn
     x = torch.randn(2, 6, 8)
     mask = torch.ones(6, 6).tril().bool()
     outs = []
-    for h in attn.heads:
-        q, k, v = h.query(x), h.key(x), h.value(x)
+    for h in range(2):
+        q, k, v = (x @ attn.c_attn[t * 8 + 4 * h: t * 8 + 4 * (h + 1)].T for t in range(3))
         w = (q @ k.transpose(1, 2) / 2.0).masked_fill(~mask, float("-inf")).softmax(-1)  # hs = 4
         outs.append(w @ v)
     assert torch.allclose(attn(x), attn.c_proj(torch.cat(outs, -1)), atol=1e-6)

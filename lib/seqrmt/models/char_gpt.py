@@ -4,14 +4,17 @@ This is the model of Karpathy's lecture *Let's build GPT* (``gpt.py`` of ng-vide
 Aarts et al. train on Shakespeare and whose key matrices Chapter 4.5 studies; its layout is that
 of Karpathy's nanoGPT ``model.py``. It has no options: a token and a learned position
 embedding, ``n_layer`` pre-LayerNorm blocks of causal self-attention and a ReLU MLP, a final
-LayerNorm and an untied output layer with a bias. Every head has its own
-``Linear(n_embd, head_size, bias=False)`` query, key and value maps, and every weight keeps
-PyTorch's default initialisation (uniform on :math:`\pm1/\sqrt{\text{fan\_in}}`).
+LayerNorm and an untied output layer with a bias. The lecture's per-head
+``Linear(n_embd, head_size, bias=False)`` query, key and value maps are the rows of one matrix
+``c_attn`` per block, as in nanoGPT (without its bias), and every weight keeps PyTorch's default
+initialisation (uniform on :math:`\pm1/\sqrt{\text{fan\_in}}`), drawn in the lecture's order.
 
 Shapes in comments: ``B`` batch, ``T`` positions, ``C = n_embd``, ``nh`` heads of ``hs = C // nh``.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn as nn
@@ -20,33 +23,31 @@ import torch.nn.functional as F
 __all__ = ["CharGPT", "validation_loss"]
 
 
-class Head(nn.Module):
-    """The query, key and value maps of one attention head, each ``Linear(C, hs)`` without bias."""
-
-    def __init__(self, n_embd, head_size):
-        super().__init__()
-        # created in this order (key, query, value), which fixes how the seed is consumed
-        self.key = nn.Linear(n_embd, head_size, bias=False)
-        self.query = nn.Linear(n_embd, head_size, bias=False)
-        self.value = nn.Linear(n_embd, head_size, bias=False)
-
-
 class CausalSelfAttention(nn.Module):
-    """``nh`` heads of causal self-attention side by side, then an output map ``Linear(C, C)``."""
+    """``nh`` heads of causal self-attention side by side, then an output map ``Linear(C, C)``.
+
+    The query, key and value maps of all heads are one ``(3C, C)`` weight without bias, ``c_attn``:
+    rows ``[0, C)`` are the queries, ``[C, 2C)`` the keys and ``[2C, 3C)`` the values, head ``h``
+    owning rows ``h hs`` to ``(h + 1) hs`` of each third. These are the lecture's per-head
+    ``Linear(C, hs, bias=False)`` maps stacked and drawn as the lecture draws them; as one
+    parameter, one product computes every head and the optimiser updates one tensor, not ``3 nh``.
+    """
 
     def __init__(self, n_embd, n_head):
         super().__init__()
         self.n_head, self.head_size = n_head, n_embd // n_head
-        self.heads = nn.ModuleList(Head(n_embd, self.head_size) for _ in range(n_head))
+        self.c_attn = nn.Parameter(torch.empty(3 * n_embd, n_embd))
+        with torch.no_grad():  # head by head, key then query then value: the lecture's order,
+            for h in range(n_head):  # which fixes how a seed is consumed
+                for start in (n_embd, 0, 2 * n_embd):  # the key, query and value thirds
+                    rows = self.c_attn[start + h * self.head_size: start + (h + 1) * self.head_size]
+                    # Linear's default: kaiming_uniform_(a=sqrt 5) is U(-1/sqrt(C), 1/sqrt(C))
+                    nn.init.kaiming_uniform_(rows, a=math.sqrt(5))
         self.c_proj = nn.Linear(n_embd, n_embd)
 
     def forward(self, x):
         B, T, C = x.shape
-        # the per-head maps stacked into one (3C, C) matrix: rows are all queries, then all keys,
-        # then all values (heads in order), so one matrix product computes every head at once
-        w = torch.cat([getattr(h, kind).weight for kind in ("query", "key", "value")
-                       for h in self.heads])
-        q, k, v = F.linear(x, w).split(C, dim=2)  # 3 x (B, T, C)
+        q, k, v = F.linear(x, self.c_attn).split(C, dim=2)  # 3 x (B, T, C)
         # split C into nh heads of width hs and move the heads next to the batch axis
         q, k, v = (t.view(B, T, self.n_head, self.head_size).transpose(1, 2) for t in (q, k, v))
         # softmax(q k^T / sqrt(hs)) v over the earlier positions only (the causal mask):
@@ -144,7 +145,8 @@ class CharGPT(nn.Module):
 
     def key_matrices(self):
         """The key matrices ``(n_layer, n_head, hs, C)``, detached; ``[l, h]``: block l, head h."""
-        return torch.stack([torch.stack([h.key.weight for h in b.attn.heads])
+        C = self.wte.embedding_dim  # rows [C, 2C) of each block's c_attn: the keys, head by head
+        return torch.stack([b.attn.c_attn[C:2 * C].view(b.attn.n_head, -1, C)
                             for b in self.blocks]).detach()
 
 
