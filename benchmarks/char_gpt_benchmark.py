@@ -9,7 +9,7 @@ training split (the same batches, in the same order, for each), AdamW (learning 
 constant, betas (0.9, 0.99), weight decay 0.1 on matrices, PyTorch's fused CPU kernel), gradient
 clipping at 1.0, float32, no ``torch.compile``:
 
-* ``char_gpt``: ours, the per-head GPT of Chapter 4.5 (ReLU, untied output layer with a bias, no
+* ``char_gpt``: ours, the GPT of Chapter 4.5 (ReLU, untied output layer with a bias, no
   query/key/value bias, PyTorch's default initialisation);
 * ``nanoGPT``: nanoGPT's ``GPT`` as it is (``bias=True``: GELU, tied embeddings, a bias on the
   query/key/value map, its N(0, 0.02) initialisation);
@@ -63,7 +63,7 @@ def matched(ng, V, seed):
                                 bias=True))
     for block in model.transformer.h:
         block.mlp.gelu = torch.nn.ReLU()
-        block.attn.c_attn.bias = None  # F.linear without a bias, as our per-head maps
+        block.attn.c_attn.bias = None  # F.linear without a bias, as our c_attn
     model.transformer.wte = torch.nn.Embedding(V, 64)  # untied from lm_head
     model.lm_head = torch.nn.Linear(64, V)  # with a bias
     for m in model.modules():  # PyTorch's default initialisation (LayerNorms are ones and zeros)
