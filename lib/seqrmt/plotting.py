@@ -172,6 +172,7 @@ def hist_vs_density(ax, samples, x, density, bins=50, sim_label="simulation",
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax``, with the histogram, the density and the legend.
 
     Examples
     --------
@@ -237,6 +238,7 @@ def curve_vs_mc(ax, x, y_theory, x_mc, y_mc, y_err=None, theory_label="theory",
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax``, with the theory curve, the points and the legend.
 
     Examples
     --------
@@ -288,6 +290,7 @@ def mean_spread(ax, truth, theory_mean, theory_sd, mc_mean, mc_sd, n_sd=2.0, lab
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax``, with one marker and bar per component.
 
     Examples
     --------

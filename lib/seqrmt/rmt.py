@@ -204,7 +204,7 @@ def semicircle_density(x, var=1.0):
     Returns
     -------
     numpy.ndarray
-        Density values, zero outside the support.
+        Semicircle density at ``x``, zero outside :math:`[-2\sigma,2\sigma]`.
 
     Examples
     --------

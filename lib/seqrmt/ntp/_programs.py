@@ -175,6 +175,7 @@ def w_star(Hbar, P, tol=1e-8):
     Returns
     -------
     ndarray, shape (V, d)
+        The least-squares solution of the log-odds equations.
 
     Raises
     ------
