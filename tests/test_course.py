@@ -56,6 +56,13 @@ def test_every_exercise_is_classified(chapters, contracts):
     assert len(labels) >= 80, "the book has 84 exercises"
 
 
+def test_no_contract_is_pending(contracts):
+    """Every exercise that is not graded has a final reason (none waits for a contract)."""
+    _, ungraded = contracts
+    pending = [lab for lab, why in ungraded.items() if why.startswith("pending")]
+    assert not pending, f"contracts pending for {pending}"
+
+
 def test_a_new_level3_exercise_without_contract_fails(chapters, contracts):
     graded, ungraded = contracts
     ch = next(iter(chapters.values()))
