@@ -107,7 +107,8 @@ def test_edition_notebooks_are_plain_jupyter(edition, book):
         if edition == "reader":
             assert len(details) == md.count("<summary>Solution</summary>") >= 1, path
         else:
-            assert not details and "Solution" not in md, path
+            # no solution block; a reference title may say "Solution" (Risken's book in 4.4)
+            assert not details and "<summary>Solution" not in md and "**Solution" not in md, path
     assert not problems, "\n".join(problems[:20])
 
 
