@@ -11,7 +11,7 @@ Workers. The realisations run through ``joblib`` (the ``loky`` process
 backend by default). The number of workers is the ``jobs`` argument, or the
 environment variable ``SEQRMT_JOBS``, or by default 1 at the book's size and
 every available CPU at the paper's size (:func:`seqrmt.runtime.scale`);
-"available" is :func:`joblib.cpu_count`: the affinity mask and the cgroup quota.
+"available" is ``joblib.cpu_count()``: the affinity mask and the cgroup quota.
 
 A cluster. joblib hands its work to whatever backend is active, so the same
 call runs on a Dask cluster (or Ray) without a change to the notebook::

@@ -181,7 +181,7 @@ def context_theory(P, weights, d, n, gamma, tol=1e-13, max_iter=200):
 
     Raises
     ------
-    ConvergenceError
+    seqrmt.ConvergenceError
         If the root finder does not reach ``tol`` in ``max_iter`` iterations.
 
     Examples
@@ -418,7 +418,7 @@ def mixture_optimal_ridge(M, pi, P, n, bounds=(1e-4, 1e3), tol=1e-6):
 
     Raises
     ------
-    ConvergenceError
+    seqrmt.ConvergenceError
         If the search does not converge.
 
     Examples

@@ -404,7 +404,7 @@ def solve_delta(population_eigs, n, z, tol=1e-12, max_iter=200):
 
     Raises
     ------
-    ConvergenceError
+    seqrmt.ConvergenceError
         If Brent's method does not converge within ``max_iter`` iterations.
 
     Examples
@@ -475,7 +475,7 @@ def deterministic_equivalent_stieltjes(
 
     Raises
     ------
-    ConvergenceError
+    seqrmt.ConvergenceError
         If Newton's method fails to reach ``tol``.
 
     Examples
@@ -965,7 +965,7 @@ def semicircle_free_convolution(stieltjes, var, z, tol=1e-10, max_iter=20_000, d
 
     Raises
     ------
-    ConvergenceError
+    seqrmt.ConvergenceError
         If the iteration has not converged after ``max_iter`` steps.
 
     Examples

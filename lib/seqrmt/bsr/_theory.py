@@ -196,7 +196,7 @@ def alpha_mnne(beta, rho, tol=1e-13, max_iter=200):
 
     Raises
     ------
-    ConvergenceError
+    seqrmt.ConvergenceError
         If Brent's method does not converge.
 
     Examples
@@ -459,7 +459,7 @@ def bayes_optimal(alpha, beta, rho, delta=0.0, tol=1e-12, max_iter=200):
 
     Raises
     ------
-    ConvergenceError
+    seqrmt.ConvergenceError
         If Brent's method does not converge in ``max_iter`` iterations.
 
     Examples

@@ -125,7 +125,7 @@ def transfer_optimal_penalty(rho, gamma_s, snr, tol=1e-10, max_iter=500):
 
     Raises
     ------
-    ConvergenceError
+    seqrmt.ConvergenceError
         If the minimiser is not found inside the search interval.
 
     Examples
