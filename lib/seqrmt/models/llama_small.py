@@ -32,7 +32,7 @@ __all__ = ["LlamaConfig", "LlamaSmall"]
 
 @dataclass
 class LlamaConfig:
-    """Sizes of :class:`LlamaSmall`; the defaults are the paper's 4-layer model.
+    """Sizes of ``LlamaSmall``; the defaults are the paper's 4-layer model.
 
     Parameters
     ----------
