@@ -520,8 +520,9 @@ def results_page(recs, chapters):
              "(`SEQRMT_SCALE=paper`: each `preset(book=..., paper=...)` of the chapter takes its "
              "`paper` value), with the same code and seeds:", "",
              "```bash",
-             "python scripts/timings.py paper --jobs 1 notebooks/<part>/<chapter>.ipynb   # into _build/paper/",
-             "python scripts/timings.py collect     # stores the runs, writes this page",
+             "# a chapter at paper size, into _build/paper/",
+             "python scripts/timings.py paper --jobs 1 notebooks/<part>/<chapter>.ipynb",
+             "python scripts/timings.py collect  # stores the runs, writes this page",
              "```", "",
              "For each run: the sizes that change, every value the chapter's prose quotes at the "
              "two sizes, the printed output of every code cell whose output differs, and the "

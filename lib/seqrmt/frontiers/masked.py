@@ -5,12 +5,15 @@ Each position :math:`k` of a sequence :math:`x\in\mathbb R^d` is predicted from 
 
 .. math::
     \hat A=\arg\min_{A:\,A_{kk}=0}\ \frac1n\|X-XA\|_F^2+\lambda\|A\|_F^2
-    = I-R\,\operatorname{Diag}(R)^{-1},\qquad R=(X^\top X/n+\lambda I)^{-1},
+    = I-R\,\operatorname{Diag}(R)^{-1},
+
+    R=(X^\top X/n+\lambda I)^{-1},
 
 whose test and training errors are averages of ratios of diagonal entries of resolvents,
 
 .. math::
-    E_{\rm gen}=\frac1d\sum_k\frac{[R\Sigma R]_{kk}}{R_{kk}^2},\qquad
+    E_{\rm gen}=\frac1d\sum_k\frac{[R\Sigma R]_{kk}}{R_{kk}^2},
+
     E_{\rm train}=\frac1d\sum_k\frac{[R-\lambda R^2]_{kk}}{R_{kk}^2}.
 
 The notebook writes the predictor and its simulation; this module holds the two laws: the
@@ -57,7 +60,8 @@ def masked_ridge_theory(Sigma, n, lam, tol=1e-12, max_iter=200):
     and :math:`\zeta=\operatorname{Tr}(\Sigma\bar R\Sigma\bar R)/(n(1+\delta)^2)`,
 
     .. math::
-        E_{\rm gen}\simeq\frac1d\sum_k\frac{[\bar R\Sigma\bar R]_{kk}}{(1-\zeta)\bar R_{kk}^2},\qquad
+        E_{\rm gen}\simeq\frac1d\sum_k\frac{[\bar R\Sigma\bar R]_{kk}}{(1-\zeta)\bar R_{kk}^2},
+
         E_{\rm train}\simeq\frac1d\sum_k\frac{\bar R_{kk}+\lambda\,\partial_\lambda\bar R_{kk}}{\bar R_{kk}^2},
 
     from :math:`u^\top Ru\simeq u^\top\bar Ru`, :math:`R\Sigma R\simeq\bar R\Sigma\bar R/(1-\zeta)`
