@@ -99,3 +99,22 @@ def test_config_validates_sizes(bad):
 def test_model_wants_a_config():
     with pytest.raises(TypeError, match="config"):
         LlamaSmall({"vocab_size": 9})
+
+
+@pytest.mark.parametrize("n_layer", [1, 2, 3])
+def test_context_embeddings_are_the_last_hidden_states(n_layer):
+    # the shortcut of the last block (query, projection and MLP at the last position only) must give
+    # the same vectors and the same gradients as the full forward pass read at the last position
+    model = _model(5, n_layer=n_layer, n_head=3, head_dim=4, n_embd=16, mlp_hidden=24)
+    idx = torch.randint(0, 9, (6, 5), generator=torch.Generator().manual_seed(1))
+    h_full = model.hidden_states(idx)[:, -1]
+    h_last = model.context_embeddings(idx)
+    assert h_last.shape == (6, 16)
+    torch.testing.assert_close(h_last, h_full, rtol=0, atol=2e-6)
+    w = torch.randn(6, 16, generator=torch.Generator().manual_seed(2))
+    g_full = torch.autograd.grad((w * h_full).sum(), list(model.parameters()), allow_unused=True)
+    g_last = torch.autograd.grad((w * h_last).sum(), list(model.parameters()), allow_unused=True)
+    for a, b in zip(g_full, g_last):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    # and it is not a copy of something else: another context's state differs
+    assert (model.context_embeddings(idx.flip(0)) - h_last).abs().max() > 1e-3

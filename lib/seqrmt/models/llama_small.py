@@ -73,14 +73,16 @@ class CausalSelfAttention(nn.Module):
         self.c_attn = nn.Linear(config.n_embd, 3 * width, bias=False)  # C -> 3A (llama's wq, wk, wv)
         self.c_proj = nn.Linear(width, config.n_embd, bias=False)  # A -> C (llama's wo)
 
-    def forward(self, x):
+    def forward(self, x, last=False):
         B, T, C = x.size()
         q, k, v = self.c_attn(x).split(self.n_head * self.head_dim, dim=2)  # 3 x (B, T, A)
-        # move the heads forward to be a batch dimension: (B, nh, T, hs)
-        q, k, v = (t.view(B, T, self.n_head, self.head_dim).transpose(1, 2) for t in (q, k, v))
+        if last:  # the query of the last position only: it sees every key, so no mask is needed
+            q, T = q[:, -1:], 1
+        # move the heads forward to be a batch dimension: (B, nh, T, hs); k, v keep all positions
+        q, k, v = (t.view(B, -1, self.n_head, self.head_dim).transpose(1, 2) for t in (q, k, v))
         # softmax(q k^T / sqrt(hs)) v with the causal mask; no rotary or learned positions, so a
         # single layer sees its prefix as a multiset (exercise ex-p3-tf-positions of Chapter 3.5)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, nh, T, hs)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=not last)  # (B, nh, T, hs)
         y = y.transpose(1, 2).contiguous().view(B, T, self.n_head * self.head_dim)  # heads side by side
         return self.c_proj(y)  # (B, T, C)
 
@@ -110,8 +112,9 @@ class Block(nn.Module):
         self.ln_2 = nn.RMSNorm(config.n_embd, eps=1e-5)
         self.mlp = MLP(config)
 
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))  # (B, T, C)
+    def forward(self, x, last=False):
+        # last: only the last position's output, (B, 1, C); the attention still reads every position
+        x = (x[:, -1:] if last else x) + self.attn(self.ln_1(x), last)  # (B, T, C)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -128,6 +131,8 @@ class LlamaSmall(nn.Module):
     >>> model = LlamaSmall(LlamaConfig(vocab_size=12, out_vocab_size=7, n_layer=1))
     >>> idx = torch.zeros(3, 5, dtype=torch.long)  # 3 contexts of 5 tokens
     >>> h = model.hidden_states(idx)[:, -1]  # context embeddings, last position
+    >>> bool(torch.allclose(model.context_embeddings(idx), h, atol=1e-6))  # the same, cheaper
+    True
     >>> tuple(h.shape), tuple(model.lm_head(h).shape), tuple(model(idx).shape)
     ((3, 128), (3, 7), (3, 5, 7))
     """
@@ -162,6 +167,18 @@ class LlamaSmall(nn.Module):
         for block in self.blocks:
             x = block(x)  # (B, T, C)
         return self.ln_f(x)  # (B, T, C); [:, -1] are the context embeddings h_j
+
+    def context_embeddings(self, idx):
+        """``hidden_states(idx)[:, -1]``, ``(B, C)``, with the last block run at the last position only.
+
+        The earlier blocks must compute every position (the last one attends to them); the last
+        block needs its keys and values everywhere but its query, projection and MLP only at the
+        last position, which saves about a quarter of the work of a 2-layer model.
+        """
+        x = self.wte(idx)  # (B, T, C)
+        for block in self.blocks[:-1]:
+            x = block(x)  # (B, T, C)
+        return self.ln_f(self.blocks[-1](x, last=True))[:, 0]  # (B, C)
 
     def forward(self, idx):
         """Logits ``(B, T, V)`` at every position (Chapter 3.5 uses the last one only)."""
