@@ -250,6 +250,14 @@ def test_admm_closed_form(V, k):
         np.testing.assert_allclose(ntp_svm_nuclear(S, solver="ADMM", tol=1e-10), centered_support(S), atol=1e-7)
 
 
+def test_admm_full_supports():
+    """No off-support entry: no margin to keep, the minimum is L = 0."""
+    S = np.array([[1, 1, 0], [1, 1, 1]])
+    L = ntp_svm_nuclear(S[:, :2], solver="ADMM")
+    np.testing.assert_array_equal(L, 0.0)
+    np.testing.assert_allclose(ntp_svm_nuclear(S, solver="ADMM", tol=1e-10), centered_support(S), atol=1e-8)
+
+
 def test_admm_does_not_converge_in_one_iteration():
     with pytest.raises(ConvergenceError, match="ADMM"):
         ntp_svm_nuclear(block_supports(30, 16, 4, 0), solver="ADMM", max_iter=1)

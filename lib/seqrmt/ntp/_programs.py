@@ -9,7 +9,8 @@ For the linear model ``logits = W @ Hbar`` with fixed embeddings (Thrampoulidis 
 
 For the unconstrained-features model (Zhao et al. 2024), in logit space:
 
-* :func:`ntp_svm_nuclear`: the nuclear-norm NTP-SVM*, whose solution depends on the supports only;
+* :func:`ntp_svm_nuclear`: the nuclear-norm NTP-SVM*, whose solution depends on the supports only
+  (an SDP for cvxpy, or a numpy ADMM for large problems);
 * :func:`logit_path`: the nuclear-norm-regularised cross-entropy (the regularisation path).
 
 The constraints use an **anchor** :math:`a_j=\min\mathcal S_j` per context: every in-support
@@ -311,6 +312,8 @@ def _admm_nuclear(S, r, tol, max_iter):
     # the splitting min |X|_* + I_C(Y) s.t. X = Y, scaled dual U (Boyd et al. 2011, Section 3.1)
     Y = (S - S.mean(axis=0)) * r  # the centred support: feasible, so the start is in C
     U = np.zeros_like(Y)
+    if not Y.any():  # every support is the whole vocabulary: no margin to keep, L = 0
+        return Y
     rho = 1.0 / np.linalg.norm(Y, 2)  # SVT threshold 1/rho: the top singular value of the start
     for it in range(1, max_iter + 1):
         # X-step: prox of |.|_*/rho, singular value thresholding of Y - U
