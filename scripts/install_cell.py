@@ -59,11 +59,7 @@ PYODIDE_DISTRIBUTIONS = {"cvxpy": "cvxpy-base"}
 PYODIDE_MISSING = {"torch": "it trains with PyTorch, which has no build for Pyodide (the Python of JupyterLite)"}
 # chapters whose imports Pyodide has but which do not run there, measured in the Pyodide-pinned
 # environment (tests/pyodide): chapter -> why (the page says it)
-NOT_IN_BROWSER = {
-    "notebooks/part3_ntp_geometry/04_max_margin_geometry": (
-        "its nuclear-norm program on the TinyStories-like corpus needs SCS, a first-order solver; "
-        "Clarabel, the only conic solver of Pyodide's cvxpy, needs over 20 GB of memory for it"),
-}
+NOT_IN_BROWSER: dict[str, str] = {}  # none since 3.4 solves its corpus-size program with numpy's ADMM
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 MAGIC = re.compile(r"^\s*[%!]")
 

@@ -311,7 +311,7 @@ REGISTRY = {
                                   solver="CLARABEL", _ok="Hbar:neg Hbar:zero"),
     "ntp.mixture_svm_asymptotics": dict(r=2.0, delta=0.5, tol=1e-12, max_iter=100,
                                         _ok="r:zero"),  # r = 0: no signal, Gardner's capacity
-    "ntp.ntp_svm_nuclear": dict(S=np.eye(3, dtype=int), solver="CLARABEL"),
+    "ntp.ntp_svm_nuclear": dict(S=np.eye(3, dtype=int), solver="ADMM", tol=1e-8, max_iter=500),
     "ntp.logit_path": dict(P=np.array([[0.5, 0.0], [0.5, 0.0], [0.0, 1.0]]),
                            pi=np.array([0.5, 0.5]), lam=1e-2, solver="CLARABEL"),
     "ntp.in_support_logits": dict(P=_P2),

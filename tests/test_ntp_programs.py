@@ -6,10 +6,11 @@ Checkpoints C-1, C-3, C-4 and C-8 are those of the Part 3 specification.
 
 from math import comb
 
+import cvxpy as cp
 import numpy as np
 import pytest
 
-from seqrmt import ConvergenceError  # noqa: F401  (the programs raise it when a solver fails)
+from seqrmt import ConvergenceError
 from seqrmt.ntp import (
     NTPData,
     SubspaceF,
@@ -25,6 +26,7 @@ from seqrmt.ntp import (
     svd_factors,
     w_star,
 )
+from seqrmt.ntp._programs import _project_margins
 
 
 def nuc(L):
@@ -178,13 +180,89 @@ def test_c8_reduced_size_scs_against_clarabel():
 
 @pytest.mark.slow
 def test_c8_full_size():
-    """C-8: m = 400, V = 104, SCS: |L^mm|_* = 360.96 <= |S~|_* = 361.83, cos = 0.9936."""
+    """C-8: m = 400, V = 104 (ADMM): |L^mm|_* = 360.96 <= |S~|_* = 361.83, cos = 0.9936."""
     S = block_supports(400, 104, 12, 0)
     L, St = ntp_svm_nuclear(S), centered_support(S)
     assert np.sum(L * St) / np.linalg.norm(L) / np.linalg.norm(St) == pytest.approx(0.9936, abs=2e-4)
     assert nuc(St) == pytest.approx(361.83, abs=0.01)
     assert nuc(L) == pytest.approx(360.96, abs=0.05)
-    assert margin(L, S) > 1 - 1e-3
+    assert margin(L, S) > 1 - 1e-12
+
+
+def _column_qp(Y, S, r):
+    """The projection onto the constraints as a cvxpy QP (Clarabel, tight tolerances)."""
+    on = S.astype(bool)
+    X, a = cp.Variable(Y.shape), cp.Variable(Y.shape[1])
+    (iz, jz), (iv, jv) = np.nonzero(on), np.nonzero(~on)
+    cons = [X[iz, jz] == a[jz], X[iv, jv] <= a[jv] - r[jv]]
+    cp.Problem(cp.Minimize(cp.sum_squares(X - Y)), cons).solve(
+        solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return X.value
+
+
+def test_projection_onto_the_margin_constraints_is_exact():
+    """The ADMM's Y-step against a QP solver, and its KKT conditions, on random columns."""
+    rng = np.random.default_rng(6)
+    V, m = 9, 40
+    S = (rng.random((V, m)) < 0.3).astype(int)
+    S[rng.integers(V, size=m), np.arange(m)] = 1
+    S[:, 0] = 1  # a full support: no margin constraint, the column becomes its mean
+    r = rng.uniform(0.5, 2.0, m)
+    Y = 2 * rng.standard_normal((V, m))
+    Y[:3, 1] = Y[3, 1]  # ties among the t_v
+    P = _project_margins(Y, S.astype(bool), r)
+    np.testing.assert_allclose(P, _column_qp(Y, S, r), atol=1e-7)
+    # KKT: P in C; Y - P = Z with column sums zero (a is free), Z_v >= 0 off the support and
+    # zero where the margin is slack (complementary slackness)
+    on = S > 0
+    a = P.max(axis=0, where=on, initial=-np.inf)
+    assert np.abs(np.where(on, P - a, 0)).max() < 1e-12
+    assert np.max(np.where(on, -np.inf, P - (a - r))) < 1e-12
+    Z = Y - P
+    np.testing.assert_allclose(Z.sum(axis=0), 0, atol=1e-12)
+    assert Z[~on].min() > -1e-12
+    slack = ~on & (P < a - r - 1e-9)
+    assert np.abs(Z[slack]).max() < 1e-12
+    assert np.allclose(P[:, 0], Y[:, 0].mean())
+    np.testing.assert_allclose(_project_margins(P, on, r), P, atol=1e-12)  # a projection
+
+
+@pytest.mark.parametrize("S", [block_supports(12, 6, 2, 3), block_supports(30, 16, 4, 0),
+                               block_supports(24, 14, 3, 1)], ids=["small", "medium", "medium2"])
+def test_admm_against_clarabel(S):
+    """solver="ADMM" solves the same program: objective and solution to the tolerance, exactly feasible."""
+    L = ntp_svm_nuclear(S, solver="ADMM", tol=1e-9)
+    L_cl = ntp_svm_nuclear(S, solver="CLARABEL")
+    assert nuc(L) == pytest.approx(nuc(L_cl), rel=1e-7)
+    np.testing.assert_allclose(L, L_cl, atol=1e-4)
+    on = S > 0
+    a = L.max(axis=0, where=on, initial=-np.inf)
+    assert np.abs(np.where(on, L - a, 0)).max() < 1e-12  # equal in-support logits
+    assert margin(L, S) == pytest.approx(1.0, abs=1e-12)  # margins >= 1, exactly (the last step projects)
+    # the default tolerance: the objective within 1e-6 (relative)
+    assert nuc(ntp_svm_nuclear(S, solver="ADMM")) == pytest.approx(nuc(L_cl), rel=1e-6)
+
+
+@pytest.mark.parametrize("V,k", [(4, 1), (5, 2), (6, 3)])
+def test_admm_closed_form(V, k):
+    """thm-p3-closed-form and the polar certificate (S~ optimal for incomplete supports too)."""
+    for S in (k_subset_supports(V, k), k_subset_supports(V, k)[:, 1:]):
+        np.testing.assert_allclose(ntp_svm_nuclear(S, solver="ADMM", tol=1e-10), centered_support(S), atol=1e-7)
+
+
+def test_admm_full_supports():
+    """No off-support entry: no margin to keep, the minimum is L = 0."""
+    S = np.array([[1, 1, 0], [1, 1, 1]])
+    L = ntp_svm_nuclear(S[:, :2], solver="ADMM")
+    np.testing.assert_array_equal(L, 0.0)
+    np.testing.assert_allclose(ntp_svm_nuclear(S, solver="ADMM", tol=1e-10), centered_support(S), atol=1e-8)
+
+
+def test_admm_does_not_converge_in_one_iteration():
+    with pytest.raises(ConvergenceError, match="ADMM"):
+        ntp_svm_nuclear(block_supports(30, 16, 4, 0), solver="ADMM", max_iter=1)
+    with pytest.raises(TypeError, match="options"):
+        ntp_svm_nuclear(k_subset_supports(4, 1), solver="ADMM", verbose=True)
 
 
 def test_logit_path_sparse_plus_low_rank():
@@ -215,6 +293,10 @@ def test_validation_errors():
         ntp_svm_nuclear([[1, 2], [0, 1]])
     with pytest.raises(ValueError, match="solver"):
         ntp_svm_nuclear(S, solver="NOPE")
+    with pytest.raises(ValueError, match="tol"):
+        ntp_svm_nuclear(S, solver="ADMM", tol=0.0)
+    with pytest.raises(ValueError, match="max_iter"):
+        ntp_svm_nuclear(S, solver="ADMM", max_iter=0)
     with pytest.raises(ValueError, match="Hbar"):
         ntp_svm_frobenius(np.ones((2, 4)), S)
     with pytest.raises(ValueError, match="Hbar"):
