@@ -486,11 +486,14 @@ def _exercise_ref(ch: Chapter, label: str, book: editions.Book) -> str:
 
 
 # ----------------------------------------------------------------------------- build
-def requirements_for_grading() -> str:
-    """The autograder's environment (Gradescope installs it): the book's pins, less the book build."""
+def requirements_for_grading(torch: bool = False) -> str:
+    """The autograder's environment (Gradescope installs it): the book's pins, less the book build;
+    with ``torch``, PyTorch's CPU build and its wheel index (the chapters that import torch)."""
     keep, skip = [], ("jupyter-book", "sphinx", "myst-", "pydata-sphinx", "docutils", "jupyter-cache",
                       "django-static", "selenium", "dask", "distributed", "jupyterlab", "nbval",
-                      "pytest", "otter-grader", "torch", "--extra-index-url", "-e ")
+                      "pytest", "otter-grader", "-e ")
+    if not torch:
+        skip += ("torch", "--extra-index-url")
     for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
         line = line.strip()
         if line and not line.startswith("#") and not line.startswith(skip):
@@ -518,7 +521,6 @@ def build(out: pathlib.Path = OUT, only: list[str] | None = None, quiet: bool = 
     if out.exists():
         shutil.rmtree(out)
     index = {"book": book.config.get("title", ""), "assignments": [], "ungraded": []}
-    reqs = requirements_for_grading()
     for docname, ch in chs.items():
         mine = [contracts[lab] for lab in ch.exercises if lab in contracts]
         for lab in ch.exercises:
@@ -530,7 +532,8 @@ def build(out: pathlib.Path = OUT, only: list[str] | None = None, quiet: bool = 
         rel = pathlib.Path(docname).relative_to("notebooks")
         inst = out / "instructor" / rel
         inst.mkdir(parents=True)
-        (inst / "requirements.txt").write_text(reqs, encoding="utf-8")
+        needs_torch = bool(re.search(r"^\s*(import|from) torch\b", ch.setup + "\n" + mine[0].setup, re.M))
+        (inst / "requirements.txt").write_text(requirements_for_grading(needs_torch), encoding="utf-8")
         master = inst / f"{rel.name}.ipynb"
         master.write_text(editions.dumps(master_notebook(ch, mine, ungraded, book)), encoding="utf-8")
         sink = io.StringIO()

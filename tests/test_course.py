@@ -138,3 +138,13 @@ def test_otter_assign_and_run_one_chapter(tmp_path, contracts):
     assert course.grade(tmp_path, only=only) == 0
     report = json.loads((tmp_path / "grading.json").read_text())
     assert report[0]["book"]["score"] == report[0]["points"] > report[0]["wrong"]["score"]
+
+
+def test_grading_requirements_have_torch_only_where_a_chapter_imports_it():
+    """PyTorch's CPU wheel (with its index) for the torch chapters, nothing of it elsewhere."""
+    plain, with_torch = course.requirements_for_grading(), course.requirements_for_grading(True)
+    assert "torch" not in plain and "--extra-index-url" not in plain
+    lines = with_torch.splitlines()
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in lines
+    assert any(line.startswith("torch==") and "+cpu" in line for line in lines)
+    assert lines[-1].startswith("seqrmt @ ")
